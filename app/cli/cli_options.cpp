@@ -1,0 +1,67 @@
+#include "cli/cli_options.h"
+
+#include <iostream>
+#include <thread>
+
+#include "common/default_bundle.h"
+
+namespace speculum::cli {
+
+void EngineFlags::add_to(CLI::App& c) {
+  c.add_option("--bundle", params.bundle_dir, "Model bundle folder (default: the embedded bundle)");
+  c.add_option("--device", params.device, "Device")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  c.add_option("--threads", params.threads, "LibTorch threads (default: all cores)")->check(CLI::Range(1, 256));
+}
+
+EngineParams EngineFlags::resolved() const {
+  EngineParams p = params;
+  if (p.bundle_dir.empty()) p.bundle_dir = app::default_bundle_dir();
+  if (p.threads <= 0) p.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return p;
+}
+
+void RequestFlags::add_to(CLI::App& c, bool with_method) {
+  c.add_option("--prompt", params.prompt, "Caption (text bundles) or class name (class bundles)");
+  c.add_option("--class", params.class_id, "Class id (class bundles)")->check(CLI::NonNegativeNumber);
+  c.add_option("--cfg", params.sampling.cfg_scale, "Classifier-free guidance scale (1 = off)")->capture_default_str();
+  c.add_option("--temperature", params.sampling.temperature, "Sampling temperature")->capture_default_str();
+  c.add_option("--top-k", params.sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
+  c.add_option("--top-p", params.sampling.top_p, "Nucleus sampling mass (1 = off)")->capture_default_str();
+  if (with_method) {
+    c.add_option("--seed", params.seed, "Random seed")->capture_default_str();
+    c.add_option("--method", params.method, "Decoding method (see `speculum-cli methods`)")->capture_default_str();
+  }
+  c.add_option("--opt", method_options, "Method parameter NAME=VALUE (repeatable)");
+}
+
+GenerateParams RequestFlags::resolved() const {
+  GenerateParams p = params;
+  for (const auto& option : method_options) {
+    const auto eq = option.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--opt expects NAME=VALUE, got '" + option + "'");
+    try {
+      std::size_t used = 0;
+      const std::string value = option.substr(eq + 1);
+      p.method_options[option.substr(0, eq)] = std::stod(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      throw Error("--opt " + option + ": the value is not a number");
+    }
+  }
+  p.sampling.validate();
+  return p;
+}
+
+int run_reporting_errors(const std::function<void()>& body) {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: unexpected failure: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace speculum::cli

@@ -1,0 +1,34 @@
+// Flags shared by the subcommands that run the engine, bound to the engine's own params structs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "speculum.h"
+
+namespace speculum::cli {
+
+struct EngineFlags {
+  EngineParams params;
+  void add_to(CLI::App& command);
+  // Fills a default bundle path and a thread count when the user gave none.
+  EngineParams resolved() const;
+};
+
+struct RequestFlags {
+  GenerateParams params;
+  std::vector<std::string> method_options;  // "name=value"
+  void add_to(CLI::App& command, bool with_method);
+  GenerateParams resolved() const;  // parses method options; throws speculum::Error
+};
+
+// Runs a subcommand body, turning speculum::Error into "error: ..." and exit code 1.
+int run_reporting_errors(const std::function<void()>& body);
+
+void add_generate_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_init_random_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace speculum::cli

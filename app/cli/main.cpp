@@ -1,0 +1,34 @@
+// speculum-cli: generate, inspect, init-random, bench, methods.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli/cli_options.h"
+#include "common/process_setup.h"
+
+int main(int argc, char** argv) {
+  speculum::app::ensure_passive_openmp(argv);
+  CLI::App app{"Speculum: speculative decoding of autoregressive image models"};
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Log engine details");
+  app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::info : spdlog::level::warn); });
+
+  speculum::cli::add_generate_command(app);
+  speculum::cli::add_inspect_command(app);
+  speculum::cli::add_init_random_command(app);
+  speculum::cli::add_bench_command(app);
+  app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
+    for (const auto& m : speculum::available_methods()) {
+      std::cout << m.name << "  " << m.summary << "\n";
+      for (const auto& p : m.params)
+        std::cout << "    " << p.name << " = " << p.default_value << "  [" << p.min << ", " << p.max << "]  " << p.help << "\n";
+    }
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}

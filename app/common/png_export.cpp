@@ -1,0 +1,38 @@
+#include "common/png_export.h"
+
+#include <QFile>
+#include <QImage>
+#include <QImageReader>
+#include <QImageWriter>
+
+namespace speculum::app {
+
+void write_png(const std::string& path, const Image& image, const std::map<std::string, std::string>& text) {
+  if (image.width <= 0 || image.height <= 0 || image.rgb.size() != std::size_t(image.width) * image.height * 3)
+    throw Error("cannot write '" + path + "': the image is empty or malformed");
+  QImage q(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888);
+  QImage copy = q.copy();
+  for (const auto& [key, value] : text) copy.setText(QString::fromStdString(key), QString::fromStdString(value));
+  const QString target = QString::fromStdString(path);
+  const QString partial = target + ".partial";
+  QImageWriter writer(partial, "png");
+  if (!writer.write(copy)) {
+    QFile::remove(partial);
+    throw Error("cannot write '" + path + "': " + writer.errorString().toStdString());
+  }
+  QFile::remove(target);
+  if (!QFile::rename(partial, target)) {
+    QFile::remove(partial);
+    throw Error("cannot move '" + partial.toStdString() + "' to '" + path + "'");
+  }
+}
+
+std::map<std::string, std::string> read_png_text(const std::string& path) {
+  QImageReader reader(QString::fromStdString(path));
+  if (!reader.canRead()) throw Error("'" + path + "' is not a readable image: " + reader.errorString().toStdString());
+  std::map<std::string, std::string> text;
+  for (const QString& key : reader.textKeys()) text[key.toStdString()] = reader.text(key).toStdString();
+  return text;
+}
+
+}  // namespace speculum::app

@@ -1,0 +1,52 @@
+// speculum: the studio window on the default bundle (or --bundle DIR).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+#include <QStyleFactory>
+#include <QTimer>
+#include <thread>
+
+#include "common/default_bundle.h"
+#include "common/process_setup.h"
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+  speculum::app::ensure_passive_openmp(argv);
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("Speculum");
+  QApplication::setOrganizationName("Speculum");
+  QApplication::setStyle(QStyleFactory::create("Fusion"));
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription("Speculum studio: speculative decoding of autoregressive image models");
+  cli.addHelpOption();
+  const QCommandLineOption bundle("bundle", "Model bundle folder (default: the embedded bundle).", "dir");
+  const QCommandLineOption device("device", "auto, cpu or cuda.", "device", "auto");
+  const QCommandLineOption prompt("prompt", "Initial prompt.", "text");
+  const QCommandLineOption seed("seed", "Initial seed.", "n", "0");
+  const QCommandLineOption generate("generate", "Start generating right away.");
+  const QCommandLineOption quit_after("quit-after", "Quit after this many milliseconds (scripted screenshots).", "ms");
+  cli.addOptions({bundle, device, prompt, seed, generate, quit_after});
+  cli.process(app);
+
+  speculum::EngineParams params;
+  params.bundle_dir = cli.isSet(bundle) ? cli.value(bundle).toStdString() : speculum::app::default_bundle_dir();
+  params.device = cli.value(device).toStdString();
+  // One core stays with the GUI thread.
+  params.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
+  std::unique_ptr<speculum::Engine> engine;
+  try {
+    engine = speculum::Engine::load(params);
+  } catch (const std::exception& e) {
+    QMessageBox::critical(nullptr, "Speculum", QString("Cannot load the model bundle:\n%1").arg(e.what()));
+    return 1;
+  }
+
+  speculum::ui::MainWindow window(std::move(engine));
+  if (cli.isSet(prompt)) window.set_prompt(cli.value(prompt));
+  window.set_seed(cli.value(seed).toInt());
+  window.show();
+  if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
+  if (cli.isSet(quit_after)) QTimer::singleShot(cli.value(quit_after).toInt(), &app, &QApplication::quit);
+  return app.exec();
+}

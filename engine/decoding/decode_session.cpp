@@ -1,0 +1,86 @@
+#include "decoding/decode_session.h"
+
+#include <string>
+
+#include "error.h"
+#include "sampling/distribution.h"
+
+namespace speculum {
+
+DecodeSession::DecodeSession(const Transformer& target, KVCache& cache, ConditionPrefix prefix,
+                             SamplingParams sampling, std::uint64_t seed, EventSink sink, CommitHook on_commit,
+                             const std::atomic<bool>* cancel)
+    : target_(target),
+      cache_(cache),
+      prefix_(std::move(prefix)),
+      sampling_(sampling),
+      seed_(seed),
+      sink_(std::move(sink)),
+      on_commit_(std::move(on_commit)),
+      cancel_(cancel),
+      tokens_(total_tokens(), -1) {}
+
+double DecodeSession::uniform(RngStream stream, int step, int slot) const {
+  return counter_uniform(seed_, stream, static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(slot));
+}
+
+ForwardInput DecodeSession::prefix_input() const {
+  ForwardInput in;
+  in.embeddings = prefix_.embeddings;
+  in.positions = target_.prefix_positions();
+  in.attendable = prefix_.attendable;
+  in.logits_last = 1;
+  return in;
+}
+
+ForwardOutput DecodeSession::forward(const ForwardInput& input) {
+  const auto start = Clock::now();
+  ForwardOutput out = target_.forward(input, cache_);
+  if (out.logits.defined() && !out.logits.is_cpu()) out.logits = out.logits.to(at::kCPU);  // syncs the device
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  ++nfe_;
+  ++step_nfe_;
+  forward_ms_ += ms;
+  step_forward_ms_ += ms;
+  return out;
+}
+
+at::Tensor DecodeSession::distribution(const at::Tensor& logits) const {
+  return target_distribution(logits, sampling_);
+}
+
+void DecodeSession::begin_step(const char* phase) {
+  ++step_;
+  step_start_ = Clock::now();
+  step_nfe_ = 0;
+  step_forward_ms_ = 0;
+  step_committed_ = 0;
+  emit(StepBegin{step_, phase, nfe_});
+}
+
+void DecodeSession::emit(Event event) {
+  if (sink_) sink_(event);
+}
+
+void DecodeSession::commit(const std::vector<int>& rasters, const std::vector<int>& tokens,
+                           const std::vector<float>& p_of_token, int kv_begin, int kv_end) {
+  Commit c{step_, {}, tokens, p_of_token, kv_begin, kv_end};
+  for (std::size_t i = 0; i < rasters.size(); ++i) {
+    const int r = rasters[i];
+    if (r < 0 || r >= total_tokens() || tokens_[r] != -1)
+      throw Error("method bug: commit of cell " + std::to_string(r) + " that is outside the grid or already committed");
+    tokens_[r] = tokens[i];
+    c.cells.push_back(cell_of(r));
+  }
+  committed_ += static_cast<int>(rasters.size());
+  step_committed_ += static_cast<int>(rasters.size());
+  emit(std::move(c));
+  if (on_commit_) on_commit_(tokens_, committed_);
+}
+
+void DecodeSession::end_step(double accept_rate) {
+  const double wall = std::chrono::duration<double, std::milli>(Clock::now() - step_start_).count();
+  emit(StepEnd{step_, step_committed_, step_nfe_, wall, step_forward_ms_, accept_rate});
+}
+
+}  // namespace speculum

@@ -1,0 +1,83 @@
+// Everything a method needs for one generation: the target and its cache, the condition prefix, the
+// processed-distribution settings, seeded draws, the committed grid, and the event stream with step
+// timing and NFE accounting. Methods talk to the world only through this.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/transformer.h"
+#include "sampling/counter_rng.h"
+#include "sampling/sampling_params.h"
+#include "trace/events.h"
+
+namespace speculum {
+
+class DecodeSession {
+ public:
+  using EventSink = std::function<void(const Event&)>;
+  using CommitHook = std::function<void(const std::vector<int>& tokens, int committed)>;
+
+  DecodeSession(const Transformer& target, KVCache& cache, ConditionPrefix prefix, SamplingParams sampling,
+                std::uint64_t seed, EventSink sink, CommitHook on_commit, const std::atomic<bool>* cancel);
+
+  const Transformer& target() const { return target_; }
+  KVCache& cache() { return cache_; }
+  const SamplingParams& sampling() const { return sampling_; }
+  int rows() const { return target_.config().grid_rows; }
+  int cols() const { return target_.config().grid_cols; }
+  int total_tokens() const { return rows() * cols(); }
+  Cell cell_of(int raster) const { return {raster / cols(), raster % cols()}; }
+  std::int64_t position_of(int raster) const { return target_.config().cls_token_num + raster; }
+  double uniform(RngStream stream, int step, int slot) const;
+
+  bool cancel_requested() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  const std::vector<int>& tokens() const { return tokens_; }  // raster order, -1 = not committed
+  int committed() const { return committed_; }
+  bool complete() const { return committed_ == total_tokens(); }
+
+  // The forward input that feeds the condition prefix (logits for its last position only).
+  ForwardInput prefix_input() const;
+  // Timed target forward; counts one NFE.
+  ForwardOutput forward(const ForwardInput& input);
+  // Processed target distribution p [N, V] of model logits [rows, N, V].
+  at::Tensor distribution(const at::Tensor& logits) const;
+
+  void begin_step(const char* phase);
+  void emit(Event event);
+  void commit(const std::vector<int>& rasters, const std::vector<int>& tokens, const std::vector<float>& p_of_token,
+              int kv_begin, int kv_end);
+  void end_step(double accept_rate);
+
+  int step() const { return step_; }
+  int nfe() const { return nfe_; }
+  double forward_ms() const { return forward_ms_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  const Transformer& target_;
+  KVCache& cache_;
+  ConditionPrefix prefix_;
+  SamplingParams sampling_;
+  std::uint64_t seed_;
+  EventSink sink_;
+  CommitHook on_commit_;
+  const std::atomic<bool>* cancel_;
+
+  std::vector<int> tokens_;
+  int committed_ = 0;
+  int step_ = -1;
+  int nfe_ = 0;
+  double forward_ms_ = 0;
+  // per step
+  Clock::time_point step_start_;
+  int step_nfe_ = 0;
+  double step_forward_ms_ = 0;
+  int step_committed_ = 0;
+};
+
+}  // namespace speculum

@@ -1,0 +1,26 @@
+// The one interface every decoding algorithm implements (DESIGN.md §3). A method runs steps of at
+// most one target forward each on a DecodeSession until the grid is complete or cancel is requested.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/decode_session.h"
+#include "decoding/method_info.h"
+
+namespace speculum {
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  // KV slots beyond prefix + grid that the method's drafts may occupy at once.
+  virtual int extra_cache_slots() const { return 0; }
+  virtual void run(DecodeSession& session) = 0;
+};
+
+const std::vector<MethodInfo>& method_catalog();
+// Validates `options` against the method's ParamSpecs (unknown names and out-of-range values are errors).
+std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options);
+
+}  // namespace speculum

@@ -1,0 +1,47 @@
+#include <cmath>
+
+#include "decoding/ar_method.h"
+#include "decoding/method.h"
+#include "error.h"
+
+namespace speculum {
+
+const std::vector<MethodInfo>& method_catalog() {
+  static const std::vector<MethodInfo> catalog = {ar_method_info()};
+  return catalog;
+}
+
+namespace {
+
+void check_options(const MethodInfo& info, const MethodOptions& options) {
+  for (const auto& [name, value] : options) {
+    const ParamSpec* spec = nullptr;
+    for (const auto& p : info.params)
+      if (p.name == name) spec = &p;
+    if (!spec) {
+      std::string allowed;
+      for (const auto& p : info.params) allowed += (allowed.empty() ? "" : ", ") + p.name;
+      throw Error("method '" + info.name + "' has no parameter '" + name + "' (allowed: " +
+                  (allowed.empty() ? "none" : allowed) + ")");
+    }
+    if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value)))
+      throw Error("method '" + info.name + "': " + name + " = " + std::to_string(value) + " is outside [" +
+                  std::to_string(spec->min) + ", " + std::to_string(spec->max) + "]" +
+                  (spec->integer ? " or not an integer" : ""));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options) {
+  for (const auto& info : method_catalog()) {
+    if (info.name != name) continue;
+    check_options(info, options);
+    if (name == "ar") return std::make_unique<ArMethod>();
+  }
+  std::string allowed;
+  for (const auto& info : method_catalog()) allowed += (allowed.empty() ? "" : ", ") + info.name;
+  throw Error("unknown method '" + name + "' (available: " + allowed + ")");
+}
+
+}  // namespace speculum

@@ -1,0 +1,221 @@
+// Engine: bundle loading, request validation, and the generation loop around a Method.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <sstream>
+
+#include "decoding/method.h"
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "models/text_vocabulary.h"
+#include "models/transformer.h"
+#include "models/vq_model.h"
+#include "speculum.h"
+
+namespace speculum {
+namespace {
+
+at::Device resolve_device(const std::string& name) {
+  if (name == "cpu") return at::kCPU;
+  if (name == "cuda" || name == "auto") {
+    if (at::hasCUDA()) return at::Device(at::kCUDA, 0);
+    if (name == "auto") return at::kCPU;
+    throw Error("device 'cuda' requested, but this LibTorch has no usable CUDA device (build with a CUDA LibTorch via Torch_DIR)");
+  }
+  throw Error("unknown device '" + name + "' (allowed: auto, cpu, cuda)");
+}
+
+void log_line(const LogCallback& log, LogLevel level, const std::string& text) {
+  if (log) return log(level, text);
+  switch (level) {
+    case LogLevel::Debug: spdlog::debug(text); break;
+    case LogLevel::Info: spdlog::info(text); break;
+    case LogLevel::Warn: spdlog::warn(text); break;
+    case LogLevel::Error: spdlog::error(text); break;
+  }
+}
+
+TensorMap load_checked(const std::string& path, const std::vector<TensorSpec>& specs, at::Device device,
+                       const LogCallback& log) {
+  const WeightCheck check = check_weights(path, specs);
+  if (!check.unexpected.empty())
+    log_line(log, LogLevel::Warn, path + ": ignoring " + std::to_string(check.unexpected.size()) +
+                                      " tensors the architecture does not use, e.g. '" + check.unexpected.front() + "'");
+  return load_tensors(SafetensorsFile::open(path), specs, device);
+}
+
+Image to_image(const at::Tensor& decoded) {  // [1, 3, H, W] in [-1, 1]
+  const at::Tensor bytes = ((decoded[0].permute({1, 2, 0}) + 1.0) * 127.5)
+                               .round()
+                               .clamp(0, 255)
+                               .to(at::kCPU, at::kByte)
+                               .contiguous();
+  Image image{static_cast<int>(bytes.size(1)), static_cast<int>(bytes.size(0)), {}};
+  image.rgb.assign(bytes.data_ptr<std::uint8_t>(), bytes.data_ptr<std::uint8_t>() + bytes.numel());
+  return image;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  BundleManifest manifest;
+  at::Device device = at::kCPU;
+  std::unique_ptr<Transformer> target;
+  std::unique_ptr<VqModel> tokenizer;
+  TextVocabulary vocabulary;
+  ModelInfo info;
+  std::mutex generate_mutex;
+
+  ConditionPrefix condition(const GenerateParams& p, int rows) const;
+  at::Tensor codes(const std::vector<int>& tokens) const;
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallback& log) {
+  const auto start = std::chrono::steady_clock::now();
+  if (params.threads > 0) at::set_num_threads(params.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->manifest = read_manifest(params.bundle_dir);
+  const BundleManifest& m = impl->manifest;
+  impl->device = resolve_device(params.device);
+  c10::InferenceMode inference;
+  impl->target = std::make_unique<Transformer>(
+      m.target, load_checked(m.target_path(), gpt_tensor_specs(m.target), impl->device, log), impl->device);
+  impl->tokenizer = std::make_unique<VqModel>(
+      m.tokenizer, load_checked(m.tokenizer_path(), vq_tensor_specs(m.tokenizer), impl->device, log), impl->device);
+  impl->vocabulary = TextVocabulary(m.text_vocab);
+
+  ModelInfo& info = impl->info;
+  const GptConfig& g = m.target;
+  info.name = m.name;
+  info.bundle_dir = m.dir;
+  info.device = impl->device.str();
+  info.text_conditioned = g.condition == ConditionKind::Text;
+  info.classes = m.classes;
+  info.text_vocab = m.text_vocab;
+  info.max_prompt_words = info.text_conditioned ? g.cls_token_num : 0;
+  info.grid_rows = g.grid_rows;
+  info.grid_cols = g.grid_cols;
+  info.image_size = m.image_size;
+  info.vocab_size = g.vocab_size;
+  info.target_parameters = parameter_count(gpt_tensor_specs(g));
+  info.tokenizer_parameters = parameter_count(vq_tensor_specs(m.tokenizer));
+  std::ostringstream summary;
+  summary << "dim " << g.dim << ", " << g.n_layer << " layers, " << g.n_head << " heads, ffn " << g.ffn_hidden()
+          << ", vocab " << g.vocab_size << ", grid " << g.grid_rows << "x" << g.grid_cols << ", "
+          << (info.text_conditioned ? "text" : "class") << " conditioning (" << g.cls_token_num << " prefix tokens)";
+  info.target_summary = summary.str();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log_line(log, LogLevel::Info, "loaded bundle '" + m.name + "' from " + m.dir + " on " + info.device + " in " +
+                                    std::to_string(static_cast<int>(ms)) + " ms: " + info.target_summary);
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+const ModelInfo& Engine::info() const { return impl_->info; }
+
+ConditionPrefix Engine::Impl::condition(const GenerateParams& p, int rows) const {
+  if (info.text_conditioned) {
+    if (p.class_id >= 0) throw Error("this bundle is text-conditioned: give a prompt, not a class");
+    return target->text_prefix(vocabulary.encode(p.prompt), rows);
+  }
+  int class_id = p.class_id;
+  if (class_id < 0 && !p.prompt.empty()) {
+    const auto it = std::find(info.classes.begin(), info.classes.end(), p.prompt);
+    if (it == info.classes.end())
+      throw Error("'" + p.prompt + "' is not a class of this bundle (give --class 0.." +
+                  std::to_string(info.classes.size() - 1) + " or a class name, e.g. '" + info.classes.front() + "')");
+    class_id = static_cast<int>(it - info.classes.begin());
+  }
+  return target->class_prefix(std::max(class_id, 0), rows);
+}
+
+std::string Engine::check_prompt(const std::string& prompt) const {
+  try {
+    GenerateParams params;
+    params.prompt = prompt;
+    impl_->condition(params, 1);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+at::Tensor Engine::Impl::codes(const std::vector<int>& tokens) const {
+  if (static_cast<int>(tokens.size()) != info.grid_rows * info.grid_cols)
+    throw Error("expected " + std::to_string(info.grid_rows * info.grid_cols) + " tokens, got " +
+                std::to_string(tokens.size()));
+  std::vector<std::int64_t> filled(tokens.begin(), tokens.end());
+  for (auto& t : filled)
+    if (t < 0) t = tokenizer->neutral_code();
+  return at::tensor(filled, at::kLong).reshape({1, info.grid_rows, info.grid_cols});
+}
+
+Image Engine::decode(const std::vector<int>& tokens) const {
+  if (std::any_of(tokens.begin(), tokens.end(), [](int t) { return t < 0; }))
+    throw Error("decode needs a complete grid; use preview() for a partial one");
+  c10::InferenceMode inference;
+  return to_image(impl_->tokenizer->decode(impl_->codes(tokens)));
+}
+
+Preview Engine::preview(const std::vector<int>& tokens) const {
+  c10::InferenceMode inference;
+  Preview p;
+  p.image = to_image(impl_->tokenizer->decode(impl_->codes(tokens)));
+  p.total = static_cast<int>(tokens.size());
+  for (int t : tokens) {
+    p.known.push_back(t >= 0);
+    p.committed += t >= 0;
+  }
+  return p;
+}
+
+GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
+  std::lock_guard lock(impl_->generate_mutex);
+  params.sampling.validate();
+  const auto method = make_method(params.method, params.method_options);
+  c10::InferenceMode inference;
+  const int rows = params.sampling.uses_cfg() ? 2 : 1;
+  ConditionPrefix prefix = impl_->condition(params, rows);
+  KVCache cache = impl_->target->make_cache(rows, method->extra_cache_slots());
+  log_line(cb.log, LogLevel::Info, "generate: " + params.to_string());
+
+  MetricsAccumulator metrics;
+  auto sink = [&](const Event& e) {
+    metrics.apply(e);
+    if (cb.event) cb.event(e);
+  };
+  int last_preview = 0;
+  auto on_commit = [&](const std::vector<int>& tokens, int committed) {
+    if (cb.progress) cb.progress(committed, static_cast<int>(tokens.size()));
+    if (cb.preview && params.preview_every > 0 && committed - last_preview >= params.preview_every) {
+      last_preview = committed;
+      cb.preview(preview(tokens));
+    }
+  };
+  DecodeSession session(*impl_->target, cache, std::move(prefix), params.sampling, params.seed, sink, on_commit, cancel);
+
+  const auto start = std::chrono::steady_clock::now();
+  sink(RunBegin{params.method, params.to_json(), impl_->info.grid_rows, impl_->info.grid_cols, impl_->info.vocab_size});
+  method->run(session);
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  sink(RunEnd{session.committed(), session.nfe(), wall, session.forward_ms(), !session.complete()});
+
+  GenerateResult result;
+  result.tokens = session.tokens();
+  result.cancelled = !session.complete();
+  result.image = result.cancelled ? preview(result.tokens).image : decode(result.tokens);
+  result.metrics = metrics.metrics();
+  if (cb.preview && params.preview_every > 0 && last_preview != session.committed()) cb.preview(preview(result.tokens));
+  return result;
+}
+
+const std::vector<MethodInfo>& available_methods() { return method_catalog(); }
+
+}  // namespace speculum

@@ -1,0 +1,56 @@
+// inspect(): what a bundle folder or a safetensors file holds, and whether it would load.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "speculum.h"
+
+namespace speculum {
+namespace {
+
+FileSummary summarize(const std::string& path) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  FileSummary s;
+  s.path = path;
+  s.file_size = file.file_size();
+  for (const auto& t : file.tensors()) {
+    s.tensors.push_back({t.name, dtype_name(t.dtype), t.shape, t.nbytes()});
+    s.parameters += t.numel();
+  }
+  s.metadata.assign(file.metadata().begin(), file.metadata().end());
+  return s;
+}
+
+}  // namespace
+
+InspectReport inspect(const std::string& path) {
+  InspectReport report;
+  if (!std::filesystem::is_directory(path)) {
+    report.files.push_back(summarize(path));
+    return report;
+  }
+  {
+    std::ifstream in(path + "/" + kManifestName);
+    if (!in) throw Error("'" + path + "' has no " + kManifestName + " (not a Speculum bundle)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    report.manifest_json = text.str();
+  }
+  const BundleManifest m = read_manifest(path);
+  const std::pair<std::string, std::vector<TensorSpec>> parts[] = {
+      {m.target_path(), gpt_tensor_specs(m.target)}, {m.tokenizer_path(), vq_tensor_specs(m.tokenizer)}};
+  for (const auto& [file, specs] : parts) {
+    try {
+      report.files.push_back(summarize(file));
+      for (const auto& extra : check_weights(file, specs).unexpected)
+        report.problems.push_back(file + ": unused tensor '" + extra + "'");
+    } catch (const Error& e) {
+      report.problems.push_back(e.what());
+    }
+  }
+  return report;
+}
+
+}  // namespace speculum

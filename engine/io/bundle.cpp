@@ -1,0 +1,158 @@
+#include "io/bundle.h"
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "error.h"
+#include "io/json_fields.h"
+#include "io/safetensors.h"
+
+namespace speculum {
+namespace {
+
+constexpr std::size_t kMaxManifestBytes = 16u << 20;
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open '" + path + "' (is this a Speculum bundle folder?)");
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::size_t>(in.tellg());
+  if (size > max_bytes) throw Error("'" + path + "' is " + std::to_string(size) + " bytes; a manifest is at most 16 MiB");
+  in.seekg(0);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  return text;
+}
+
+}  // namespace
+
+BundleManifest read_manifest(const std::string& dir) {
+  const std::string path = dir + "/" + kManifestName;
+  const nlohmann::json doc = parse_untrusted_json(read_text_file(path, kMaxManifestBytes), path, 16);
+  const JsonFields root(doc, path);
+  BundleManifest m;
+  m.dir = dir;
+  const std::string format = root.string("format");
+  if (format != kBundleFormat)
+    throw Error(path + ": format '" + format + "' is not supported (expected '" + kBundleFormat + "')");
+  m.name = root.string("name");
+
+  const JsonFields image = root.object("image");
+  m.image_size = image.integer("size");
+  const std::vector<int> grid = image.integers("grid");
+  if (grid.size() != 2 || grid[0] <= 0 || grid[1] <= 0)
+    throw Error(path + ": field 'image.grid' must be [rows, cols] with positive entries");
+
+  const JsonFields tok = root.object("tokenizer");
+  VqConfig& vq = m.tokenizer;
+  vq.codebook_size = tok.integer("codebook_size");
+  vq.codebook_dim = tok.integer("codebook_dim");
+  vq.z_channels = tok.integer("z_channels");
+  vq.ch = tok.integer("ch");
+  vq.ch_mult = tok.integers("ch_mult");
+  vq.num_res_blocks = tok.integer("num_res_blocks");
+  vq.norm_groups = tok.integer("norm_groups", 32);
+  vq.has_encoder = tok.boolean("encoder", true);
+  m.tokenizer_weights = tok.string("weights");
+
+  const JsonFields tgt = root.object("target");
+  GptConfig& g = m.target;
+  g.dim = tgt.integer("dim");
+  g.n_layer = tgt.integer("n_layer");
+  g.n_head = tgt.integer("n_head");
+  g.ffn_dim = tgt.integer("ffn_dim", 0);
+  g.vocab_size = tgt.integer("vocab_size");
+  g.rope_base = tgt.number("rope_base", 10000.0);
+  g.norm_eps = tgt.number("norm_eps", 1e-5);
+  g.grid_rows = grid[0];
+  g.grid_cols = grid[1];
+  m.target_weights = tgt.string("weights");
+
+  const JsonFields cond = root.object("condition");
+  const std::string kind = cond.string("kind");
+  if (kind == "class") {
+    g.condition = ConditionKind::Class;
+    m.classes = cond.strings("classes");
+    g.num_classes = static_cast<int>(m.classes.size());
+    g.cls_token_num = 1;
+  } else if (kind == "text") {
+    g.condition = ConditionKind::Text;
+    m.text_vocab = cond.strings("vocab");
+    g.text_vocab_size = static_cast<int>(m.text_vocab.size());
+    g.cls_token_num = cond.integer("max_words");
+    g.caption_dim = tgt.integer("caption_dim");
+  } else {
+    throw Error(path + ": field 'condition.kind' is '" + kind + "' (allowed: class, text)");
+  }
+  if (root.has("drafters")) m.drafters_json = doc["drafters"].dump();
+
+  try {
+    validate_config(g);
+    validate_config(vq);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  if (g.vocab_size != vq.codebook_size)
+    throw Error(path + ": target.vocab_size " + std::to_string(g.vocab_size) +
+                " differs from tokenizer.codebook_size " + std::to_string(vq.codebook_size));
+  if (grid[0] * vq.downsample_factor() != m.image_size || grid[1] * vq.downsample_factor() != m.image_size)
+    throw Error(path + ": image.size " + std::to_string(m.image_size) + " is not image.grid times the tokenizer's " +
+                "downsampling factor " + std::to_string(vq.downsample_factor()) + " (from tokenizer.ch_mult)");
+  return m;
+}
+
+void write_manifest(const BundleManifest& m, const std::string& dir) {
+  const GptConfig& g = m.target;
+  const VqConfig& vq = m.tokenizer;
+  nlohmann::json doc = {
+      {"format", kBundleFormat},
+      {"name", m.name},
+      {"image", {{"size", m.image_size}, {"grid", {g.grid_rows, g.grid_cols}}}},
+      {"tokenizer",
+       {{"codebook_size", vq.codebook_size}, {"codebook_dim", vq.codebook_dim}, {"z_channels", vq.z_channels},
+        {"ch", vq.ch}, {"ch_mult", vq.ch_mult}, {"num_res_blocks", vq.num_res_blocks},
+        {"norm_groups", vq.norm_groups}, {"encoder", vq.has_encoder}, {"weights", m.tokenizer_weights}}},
+      {"target",
+       {{"dim", g.dim}, {"n_layer", g.n_layer}, {"n_head", g.n_head}, {"ffn_dim", g.ffn_hidden()},
+        {"vocab_size", g.vocab_size}, {"rope_base", g.rope_base}, {"norm_eps", g.norm_eps},
+        {"weights", m.target_weights}}},
+      {"drafters", nlohmann::json::parse(m.drafters_json)},
+  };
+  if (g.condition == ConditionKind::Class) {
+    doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};
+  } else {
+    doc["condition"] = {{"kind", "text"}, {"vocab", m.text_vocab}, {"max_words", g.cls_token_num}};
+    doc["target"]["caption_dim"] = g.caption_dim;
+  }
+  const std::string path = dir + "/" + kManifestName, partial = path + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    if (!out) throw Error("cannot write '" + partial + "'");
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) throw Error("cannot rename '" + partial + "' to '" + path + "'");
+}
+
+WeightCheck check_weights(const std::string& file, const std::vector<TensorSpec>& specs) {
+  const SafetensorsFile st = SafetensorsFile::open(file);
+  std::set<std::string> expected;
+  for (const auto& spec : specs) {
+    expected.insert(spec.name);
+    const TensorInfo* t = st.find(spec.name);
+    if (!t) throw Error("'" + file + "': missing tensor '" + spec.name + "' (shape " + shape_to_string(spec.shape) + ")");
+    if (t->shape != spec.shape)
+      throw Error("'" + file + "': tensor '" + spec.name + "' has shape " + shape_to_string(t->shape) +
+                  ", the manifest implies " + shape_to_string(spec.shape));
+    if (t->dtype != DType::F32 && t->dtype != DType::F16 && t->dtype != DType::BF16 && t->dtype != DType::F64)
+      throw Error("'" + file + "': tensor '" + spec.name + "' has dtype " + dtype_name(t->dtype) +
+                  " (allowed for weights: F32, F16, BF16, F64)");
+  }
+  WeightCheck check;
+  for (const auto& t : st.tensors())
+    if (!expected.count(t.name)) check.unexpected.push_back(t.name);
+  return check;
+}
+
+}  // namespace speculum

@@ -1,0 +1,112 @@
+#include "io/json_fields.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "error.h"
+
+namespace speculum {
+namespace {
+
+int json_depth(const std::string& text) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+}  // namespace
+
+nlohmann::json parse_untrusted_json(const std::string& text, const std::string& what, int max_depth) {
+  if (json_depth(text) > max_depth)
+    throw Error(what + ": JSON nests deeper than " + std::to_string(max_depth) + " levels");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(what + ": not valid UTF-8 JSON: " + e.what());
+  }
+}
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string where)
+    : object_(object), where_(std::move(where)) {
+  if (!object_.is_object()) throw Error(where_ + ": expected a JSON object");
+}
+
+const nlohmann::json& JsonFields::field(const std::string& key) const {
+  if (!object_.contains(key)) throw Error(where_ + ": missing field '" + key + "'");
+  return object_[key];
+}
+
+void JsonFields::fail(const std::string& key, const std::string& expected) const {
+  throw Error(where_ + ": field '" + key + "' must be " + expected + ", got " + object_[key].dump());
+}
+
+int JsonFields::integer(const std::string& key) const {
+  const auto& v = field(key);
+  if (!v.is_number_integer() || v.get<long long>() < std::numeric_limits<int>::min() ||
+      v.get<long long>() > std::numeric_limits<int>::max())
+    fail(key, "an integer");
+  return v.get<int>();
+}
+
+int JsonFields::integer(const std::string& key, int fallback) const {
+  return has(key) ? integer(key) : fallback;
+}
+
+double JsonFields::number(const std::string& key, double fallback) const {
+  if (!has(key)) return fallback;
+  if (!object_[key].is_number()) fail(key, "a number");
+  return object_[key].get<double>();
+}
+
+bool JsonFields::boolean(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  if (!object_[key].is_boolean()) fail(key, "true or false");
+  return object_[key].get<bool>();
+}
+
+std::string JsonFields::string(const std::string& key) const {
+  if (!field(key).is_string()) fail(key, "a string");
+  return object_[key].get<std::string>();
+}
+
+std::vector<int> JsonFields::integers(const std::string& key) const {
+  const auto& v = field(key);
+  if (!v.is_array()) fail(key, "an array of integers");
+  std::vector<int> out;
+  for (const auto& e : v) {
+    if (!e.is_number_integer()) fail(key, "an array of integers");
+    out.push_back(e.get<int>());
+  }
+  return out;
+}
+
+std::vector<std::string> JsonFields::strings(const std::string& key) const {
+  const auto& v = field(key);
+  if (!v.is_array()) fail(key, "an array of strings");
+  std::vector<std::string> out;
+  for (const auto& e : v) {
+    if (!e.is_string()) fail(key, "an array of strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+JsonFields JsonFields::object(const std::string& key) const {
+  if (!field(key).is_object()) fail(key, "an object");
+  return JsonFields(object_[key], where_ + "." + key);
+}
+
+}  // namespace speculum

@@ -1,0 +1,29 @@
+#include "models/rope.h"
+
+namespace speculum {
+
+at::Tensor rope_table_2d(int rows, int cols, int head_dim, double base, int cls_token_num) {
+  const int half = head_dim / 2;
+  const auto opts = at::TensorOptions().dtype(at::kFloat);
+  // freqs = 1 / base^(arange(0, half, 2)[:half/2] / half)
+  const at::Tensor exponents = at::arange(0, half, 2, opts).slice(0, 0, half / 2) / half;
+  const at::Tensor freqs = at::pow(base, exponents).reciprocal();
+  const at::Tensor row_angles = at::outer(at::arange(rows, opts), freqs);  // [rows, hd/4]
+  const at::Tensor col_angles = at::outer(at::arange(cols, opts), freqs);  // [cols, hd/4]
+  const at::Tensor grid = at::cat({row_angles.unsqueeze(1).expand({rows, cols, half / 2}),
+                                   col_angles.unsqueeze(0).expand({rows, cols, half / 2})},
+                                  -1);  // [rows, cols, hd/2]
+  const at::Tensor image = at::stack({at::cos(grid), at::sin(grid)}, -1).reshape({rows * cols, half, 2});
+  return at::cat({at::zeros({cls_token_num, half, 2}, opts), image});
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& table_rows) {
+  const auto sizes = x.sizes();
+  const at::Tensor pairs = x.to(at::kFloat).reshape({sizes[0], sizes[1], sizes[2], sizes[3] / 2, 2});
+  const at::Tensor f = table_rows.view({1, sizes[1], 1, sizes[3] / 2, 2});
+  const at::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
+  const at::Tensor cos = f.select(-1, 0), sin = f.select(-1, 1);
+  return at::stack({x0 * cos - x1 * sin, x1 * cos + x0 * sin}, -1).flatten(3).to(x.scalar_type());
+}
+
+}  // namespace speculum

@@ -1,0 +1,154 @@
+#include "models/transformer.h"
+
+#include <cmath>
+#include <string>
+
+#include "error.h"
+#include "models/rope.h"
+
+namespace speculum {
+namespace {
+
+// Finite, so a query with no visible key yields a uniform row instead of NaN.
+constexpr float kMaskedOut = -1e9f;
+
+const at::Tensor& weight(const TensorMap& weights, const std::string& name) {
+  auto it = weights.find(name);
+  if (it == weights.end()) throw Error("target weights lack tensor '" + name + "'");
+  return it->second;
+}
+
+}  // namespace
+
+Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device)
+    : config_(std::move(config)), weights_(std::move(weights)), device_(device) {
+  validate_config(config_);
+  for (auto& [name, t] : weights_) t = t.to(device_);
+  for (int i = 0; i < config_.n_layer; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    layers_.push_back({weight(weights_, p + "attention.wqkv.weight"), weight(weights_, p + "attention.wo.weight"),
+                       weight(weights_, p + "feed_forward.w1.weight"), weight(weights_, p + "feed_forward.w2.weight"),
+                       weight(weights_, p + "feed_forward.w3.weight"), weight(weights_, p + "attention_norm.weight"),
+                       weight(weights_, p + "ffn_norm.weight")});
+  }
+  rope_table_ = rope_table_2d(config_.grid_rows, config_.grid_cols, config_.head_dim(), config_.rope_base,
+                              config_.cls_token_num)
+                    .to(device_);
+}
+
+KVCache Transformer::make_cache(int rows, int extra_slots) const {
+  return KVCache(config_.n_layer, rows, config_.n_head, config_.head_dim(), config_.max_positions() + extra_slots,
+                 at::TensorOptions().dtype(at::kFloat).device(device_));
+}
+
+at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& w) const {
+  const at::Tensor xf = x.to(at::kFloat);
+  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps)).to(x.scalar_type()) * w;
+}
+
+// Additive bias [N, begin + N]: 0 where query i may attend slot j, kMaskedOut elsewhere.
+at::Tensor Transformer::visibility_bias(const ForwardInput& in, const KVCache& cache, int begin, int n) const {
+  const int end = begin + n;
+  std::vector<char> key_ok(cache.attendable().begin(), cache.attendable().begin() + end);
+  const auto cpu_bool = at::TensorOptions().dtype(at::kBool);
+  at::Tensor visible = at::from_blob(key_ok.data(), {end}, at::TensorOptions().dtype(at::kChar))
+                           .to(at::kBool)
+                           .unsqueeze(0)
+                           .expand({n, end})
+                           .clone();
+  at::Tensor intra = in.attend.defined() ? in.attend.to(at::kCPU, at::kBool) : at::ones({n, n}, cpu_bool).tril();
+  if (intra.size(0) != n || intra.size(1) != n)
+    throw Error("forward: attend mask must be [" + std::to_string(n) + ", " + std::to_string(n) + "]");
+  visible.narrow(1, begin, n).logical_and_(intra);
+  visible.narrow(1, begin, n).logical_or_(at::eye(n, cpu_bool));  // a padded slot still sees itself
+  return at::zeros({n, end}, at::kFloat).masked_fill_(visible.logical_not(), kMaskedOut).to(device_);
+}
+
+ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const {
+  const int n = static_cast<int>(in.positions.size());
+  const int rows = cache.rows();
+  at::Tensor x;
+  if (in.tokens.defined()) {
+    if (in.tokens.numel() != n) throw Error("forward: tokens and positions differ in length");
+    x = weight(weights_, "tok_embeddings.weight").index_select(0, in.tokens.to(device_)).unsqueeze(0).expand({rows, n, config_.dim});
+  } else {
+    if (!in.embeddings.defined() || in.embeddings.size(0) != rows || in.embeddings.size(1) != n)
+      throw Error("forward: embeddings must be [rows, N, dim] matching the cache rows and positions");
+    x = in.embeddings.to(device_);
+  }
+  for (auto p : in.positions)
+    if (p < 0 || p >= rope_table_.size(0))
+      throw Error("forward: position " + std::to_string(p) + " outside the model's " +
+                  std::to_string(rope_table_.size(0)) + " positions");
+
+  const int begin = cache.append_slots(in.positions, in.attendable);
+  try {
+    const int end = begin + n, heads = config_.n_head, hd = config_.head_dim();
+    const at::Tensor rope = rope_table_.index_select(0, at::tensor(in.positions, at::kLong).to(device_));
+    const at::Tensor bias = visibility_bias(in, cache, begin, n);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    for (int l = 0; l < config_.n_layer; ++l) {
+      const Layer& L = layers_[l];
+      const auto qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv).split(config_.dim, -1);
+      const at::Tensor q = apply_rope(qkv[0].reshape({rows, n, heads, hd}), rope).transpose(1, 2);
+      const at::Tensor k = apply_rope(qkv[1].reshape({rows, n, heads, hd}), rope).transpose(1, 2);
+      const at::Tensor v = qkv[2].reshape({rows, n, heads, hd}).transpose(1, 2);
+      cache.write(l, begin, k, v);
+      const at::Tensor scores = at::matmul(q, cache.keys(l, end).transpose(2, 3)) * scale + bias;
+      const at::Tensor attn = at::matmul(at::softmax(scores, -1), cache.values(l, end));
+      x = x + at::linear(attn.transpose(1, 2).reshape({rows, n, config_.dim}), L.wo);
+      const at::Tensor h = rms_norm(x, L.ffn_norm);
+      x = x + at::linear(at::silu(at::linear(h, L.w1)) * at::linear(h, L.w3), L.w2);
+    }
+    ForwardOutput out;
+    const int m = in.logits_last < 0 ? n : std::min(in.logits_last, n);
+    if (m > 0)
+      out.logits = at::linear(rms_norm(x.narrow(1, n - m, m), weight(weights_, "norm.weight")),
+                              weight(weights_, "output.weight"))
+                       .to(at::kFloat);
+    if (in.want_hidden) out.hidden = x;
+    return out;
+  } catch (...) {
+    cache.truncate(begin);
+    throw;
+  }
+}
+
+ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
+  if (config_.condition != ConditionKind::Class) throw Error("this model is text-conditioned, not class-conditioned");
+  if (class_id < 0 || class_id >= config_.num_classes)
+    throw Error("class " + std::to_string(class_id) + " is outside [0, " + std::to_string(config_.num_classes) + ")");
+  std::vector<std::int64_t> ids = {class_id, config_.num_classes};  // row 1: the CFG null class
+  ids.resize(rows);
+  const at::Tensor table = weight(weights_, "cls_embedding.embedding_table.weight");
+  return {table.index_select(0, at::tensor(ids, at::kLong).to(device_)).unsqueeze(1), {1}};
+}
+
+ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {
+  if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
+  const int length = config_.cls_token_num, words = static_cast<int>(word_ids.size());
+  if (words > length)
+    throw Error("the prompt has " + std::to_string(words) + " words; this model reads at most " + std::to_string(length));
+  for (int id : word_ids)
+    if (id < 0 || id >= config_.text_vocab_size) throw Error("text token id " + std::to_string(id) + " out of range");
+  const at::Tensor table = weight(weights_, "text_encoder.word_embeddings.weight");
+  at::Tensor features = at::zeros({length, config_.caption_dim}, table.options());
+  if (words > 0) {
+    const at::Tensor ids = at::tensor(std::vector<std::int64_t>(word_ids.begin(), word_ids.end()), at::kLong);
+    features.narrow(0, length - words, words).copy_(table.index_select(0, ids.to(device_)));
+  }
+  at::Tensor batch = features.unsqueeze(0);
+  if (rows > 1) batch = at::cat({batch, weight(weights_, "cls_embedding.uncond_embedding").unsqueeze(0)});
+  const at::Tensor hidden = at::gelu(at::linear(batch, weight(weights_, "cls_embedding.cap_proj.fc1.weight")), "tanh");
+  std::vector<char> attendable(length, 0);
+  std::fill(attendable.end() - words, attendable.end(), 1);
+  return {at::linear(hidden, weight(weights_, "cls_embedding.cap_proj.fc2.weight")), attendable};
+}
+
+std::vector<std::int64_t> Transformer::prefix_positions() const {
+  std::vector<std::int64_t> positions(config_.cls_token_num);
+  for (int i = 0; i < config_.cls_token_num; ++i) positions[i] = i;
+  return positions;
+}
+
+}  // namespace speculum

@@ -1,0 +1,74 @@
+// The LlamaGen GPT (research/baselines-models.md B.1): pre-norm blocks with RMSNorm, fused wqkv,
+// 2D RoPE, SwiGLU; class or caption prefix. Attention takes explicit position ids and an explicit
+// visibility mask over the KV cache, so one forward serves AR steps, trees, Jacobi windows and rows.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "models/kv_cache.h"
+#include "models/model_config.h"
+#include "models/tensor_io.h"
+
+namespace speculum {
+
+struct ForwardInput {
+  at::Tensor tokens;      // [N] int64 image tokens, shared by every CFG row; or
+  at::Tensor embeddings;  // [rows, N, dim] input embeddings (the condition prefix)
+  std::vector<std::int64_t> positions;  // RoPE row of each new token: cls_token_num + raster index
+  // Optional [N, N] bool: may new token i attend to new token j. Default: causal (j <= i).
+  at::Tensor attend;
+  // Optional per new slot: may later queries attend to it (false for padded caption words).
+  std::vector<char> attendable;
+  int logits_last = -1;      // logits only for the last n new positions; -1: all
+  bool want_hidden = false;  // return the last block's output (before the final norm)
+};
+
+struct ForwardOutput {
+  at::Tensor logits;  // [rows, n, vocab] float32
+  at::Tensor hidden;  // [rows, N, dim] when requested
+};
+
+// The condition prefix for the CFG rows: row 0 conditional, row 1 (if any) the null condition.
+struct ConditionPrefix {
+  at::Tensor embeddings;        // [rows, cls_token_num, dim]
+  std::vector<char> attendable;  // [cls_token_num]
+};
+
+class Transformer {
+ public:
+  Transformer(GptConfig config, TensorMap weights, at::Device device);
+
+  const GptConfig& config() const { return config_; }
+  at::Device device() const { return device_; }
+  const TensorMap& weights() const { return weights_; }
+
+  KVCache make_cache(int rows, int extra_slots) const;
+
+  // Appends the N new tokens to `cache` (rolled back if the pass throws) and returns their logits.
+  ForwardOutput forward(const ForwardInput& input, KVCache& cache) const;
+
+  ConditionPrefix class_prefix(int class_id, int rows) const;
+  // `word_ids` are text-vocabulary ids, at most cls_token_num of them; they are left-padded.
+  ConditionPrefix text_prefix(const std::vector<int>& word_ids, int rows) const;
+
+  // Positions of the prefix slots (all zero rows of the RoPE table).
+  std::vector<std::int64_t> prefix_positions() const;
+
+ private:
+  struct Layer {
+    at::Tensor wqkv, wo, w1, w2, w3, attention_norm, ffn_norm;
+  };
+  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  at::Tensor visibility_bias(const ForwardInput& input, const KVCache& cache, int begin, int n) const;
+
+  GptConfig config_;
+  TensorMap weights_;
+  at::Device device_;
+  std::vector<Layer> layers_;
+  at::Tensor rope_table_;
+};
+
+}  // namespace speculum

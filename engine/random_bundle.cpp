@@ -1,0 +1,90 @@
+// create_random_bundle: random-weight bundles of preset sizes for tests, demos and benchmarks.
+#include <filesystem>
+
+#include "io/bundle.h"
+#include "models/random_weights.h"
+#include "speculum.h"
+
+namespace speculum {
+namespace {
+
+// Words of the shapes captions the default model is trained on, so prompts typed for it work here too.
+const std::vector<std::string> kCaptionWords = {
+    "a", "an", "one", "two", "three", "four", "red", "green", "blue", "yellow", "orange", "purple", "pink",
+    "brown", "black", "white", "gray", "beige", "cyan", "circle", "circles", "square", "squares",
+    "triangle", "triangles", "star", "stars", "small", "large", "above", "below", "left", "right", "of",
+    "on", "and", "the", "next", "to", "background", "flat", "gradient", "noisy", "striped"};
+
+const std::vector<std::string> kClassNames = {"circle", "square", "triangle", "star", "ring",
+                                              "cross", "heart", "moon", "stripes", "dots"};
+
+struct Preset {
+  int dim, n_layer, n_head, grid, vocab;
+  VqConfig tokenizer;
+};
+
+Preset preset(const std::string& name) {
+  VqConfig vq64;  // 16x16 tokens -> 64x64 pixels
+  vq64.ch = 32;
+  vq64.ch_mult = {1, 2, 2};
+  vq64.z_channels = 64;
+  vq64.num_res_blocks = 1;
+  vq64.norm_groups = 8;
+  if (name == "tiny") {
+    VqConfig vq;
+    vq.ch = 16;
+    vq.ch_mult = {1, 2};
+    vq.z_channels = 32;
+    vq.num_res_blocks = 1;
+    vq.norm_groups = 8;
+    vq.codebook_size = 256;
+    return {64, 2, 4, 8, 256, vq};
+  }
+  if (name == "small") return {256, 6, 4, 16, 1024, vq64};
+  if (name == "base") return {512, 8, 8, 16, 1024, vq64};
+  throw Error("unknown preset '" + name + "' (allowed: tiny, small, base)");
+}
+
+}  // namespace
+
+void create_random_bundle(const RandomBundleParams& params) {
+  if (params.out_dir.empty()) throw Error("create_random_bundle: no output folder given");
+  Preset p = preset(params.preset);
+  BundleManifest m;
+  m.name = "random-" + params.preset + "-" + params.condition;
+  GptConfig& g = m.target;
+  g.dim = params.dim > 0 ? params.dim : p.dim;
+  g.n_layer = params.n_layer > 0 ? params.n_layer : p.n_layer;
+  g.n_head = params.n_head > 0 ? params.n_head : p.n_head;
+  g.grid_rows = g.grid_cols = params.grid > 0 ? params.grid : p.grid;
+  g.vocab_size = params.vocab > 0 ? params.vocab : p.vocab;
+  m.tokenizer = p.tokenizer;
+  m.tokenizer.codebook_size = g.vocab_size;
+  m.image_size = g.grid_rows * m.tokenizer.downsample_factor();
+  if (params.condition == "text") {
+    g.condition = ConditionKind::Text;
+    m.text_vocab = kCaptionWords;
+    g.text_vocab_size = static_cast<int>(kCaptionWords.size());
+    g.cls_token_num = 16;
+    g.caption_dim = 64;
+  } else if (params.condition == "class") {
+    g.condition = ConditionKind::Class;
+    m.classes = kClassNames;
+    g.num_classes = static_cast<int>(kClassNames.size());
+    g.cls_token_num = 1;
+  } else {
+    throw Error("unknown condition '" + params.condition + "' (allowed: text, class)");
+  }
+  validate_config(g);
+  validate_config(m.tokenizer);
+
+  std::filesystem::create_directories(params.out_dir);
+  const DType storage = params.fp16 ? DType::F16 : DType::F32;
+  const std::map<std::string, std::string> meta = {{"speculum", "random weights, seed " + std::to_string(params.seed)}};
+  save_tensors(params.out_dir + "/" + m.target_weights, random_weights(gpt_tensor_specs(g), params.seed), storage, meta);
+  save_tensors(params.out_dir + "/" + m.tokenizer_weights,
+               random_weights(vq_tensor_specs(m.tokenizer), params.seed + 1), storage, meta);
+  write_manifest(m, params.out_dir);
+}
+
+}  // namespace speculum

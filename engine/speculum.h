@@ -1,0 +1,159 @@
+// Speculum engine: the one public header for the studio, the CLI and any other front end.
+//
+// Load a model bundle, run a generation request with a decoding method, and receive events, previews,
+// progress and log lines through callbacks; cancel from any thread. No LibTorch types appear here.
+//
+// Thread-safety rules
+//  - An Engine is immutable after load(). info(), decode(), preview() and check_prompt() may be called
+//    from any thread at any time, also while a generation runs.
+//  - generate() may be called from any thread; calls on one Engine are serialised (a second call waits
+//    for the first). Run it on a worker thread: it blocks for the whole generation.
+//  - Every callback runs synchronously on the thread that called generate(), in event order. Callbacks
+//    must not call generate() on the same Engine. Keep them cheap or hand the data to another thread.
+//  - `cancel` is polled between steps (each step is at most one target forward), so a run stops within
+//    one step of the flag being set; the result then holds the partial grid and cancelled = true.
+//  - The LibTorch thread count (EngineParams::threads) is process-wide.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decoding/method_info.h"
+#include "error.h"
+#include "sampling/sampling_params.h"
+#include "trace/events.h"
+#include "trace/metrics.h"
+
+namespace speculum {
+
+enum class LogLevel { Debug, Info, Warn, Error };
+using LogCallback = std::function<void(LogLevel, const std::string&)>;
+
+struct EngineParams {
+  std::string bundle_dir;        // a folder with speculum.json
+  std::string device = "auto";   // "auto" (CUDA when available), "cpu" or "cuda"
+  int threads = 0;               // LibTorch intra-op threads; 0 leaves the current setting
+  std::string to_string() const;
+};
+
+struct GenerateParams {
+  std::string prompt;      // text bundles: the caption; class bundles: a class name (or use class_id)
+  int class_id = -1;       // class bundles: the class; -1 means "from the prompt, else class 0"
+  std::uint64_t seed = 0;  // same request + seed = same tokens, on any thread count
+  std::string method = "ar";
+  MethodOptions method_options;
+  SamplingParams sampling;
+  int preview_every = 0;   // send a preview every N committed tokens (and at the end); 0 = none
+
+  std::string to_string() const;
+  std::string to_json() const;                        // everything needed to reproduce the run
+  static GenerateParams from_json(const std::string& json);  // throws Error naming the bad field
+};
+
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> rgb;  // row-major, 3 bytes per pixel
+};
+
+// A decoded partial grid: unknown cells are decoded with a neutral token and flagged in `known`.
+struct Preview {
+  Image image;
+  std::vector<char> known;  // per grid cell, raster order
+  int committed = 0;
+  int total = 0;
+};
+
+struct Callbacks {
+  LogCallback log;
+  std::function<void(const Event&)> event;
+  std::function<void(const Preview&)> preview;
+  std::function<void(int committed, int total)> progress;
+};
+
+struct GenerateResult {
+  std::vector<int> tokens;  // raster order, -1 where a cancelled run left cells open
+  Image image;              // final image, or the preview of a partial grid
+  RunMetrics metrics;
+  bool cancelled = false;
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string bundle_dir;
+  std::string device;
+  bool text_conditioned = false;
+  std::vector<std::string> classes;     // class bundles
+  std::vector<std::string> text_vocab;  // text bundles
+  int max_prompt_words = 0;
+  int grid_rows = 0;
+  int grid_cols = 0;
+  int image_size = 0;
+  int vocab_size = 0;
+  std::int64_t target_parameters = 0;
+  std::int64_t tokenizer_parameters = 0;
+  std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
+};
+
+class Engine {
+ public:
+  // Throws Error naming the first problem with the bundle (manifest field, tensor name, shape, dtype).
+  static std::unique_ptr<Engine> load(const EngineParams& params, const LogCallback& log = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const ModelInfo& info() const;
+  // Throws Error when the request is invalid (unknown word, class, method, parameter, range).
+  GenerateResult generate(const GenerateParams& params, const Callbacks& callbacks = {},
+                          const std::atomic<bool>* cancel = nullptr);
+  // Empty when the prompt is usable; otherwise the reason (unknown words with suggestions, ...).
+  std::string check_prompt(const std::string& prompt) const;
+  Image decode(const std::vector<int>& tokens) const;     // a full grid, raster order
+  Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
+
+ private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+const std::vector<MethodInfo>& available_methods();
+
+// A bundle with random weights of a preset size, for tests, demos and benchmarks.
+struct RandomBundleParams {
+  std::string out_dir;
+  std::string preset = "small";  // "tiny" | "small" | "base"
+  std::string condition = "text";  // "text" | "class"
+  int dim = 0, n_layer = 0, n_head = 0, grid = 0, vocab = 0;  // 0: the preset's value
+  std::uint64_t seed = 0;
+  bool fp16 = false;  // store weights as F16
+};
+void create_random_bundle(const RandomBundleParams& params);
+
+// What `speculum-cli inspect` prints: a bundle folder or a single safetensors file.
+struct TensorSummary {
+  std::string name;
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes = 0;
+};
+struct FileSummary {
+  std::string path;
+  std::uint64_t file_size = 0;
+  std::int64_t parameters = 0;
+  std::vector<TensorSummary> tensors;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+struct InspectReport {
+  std::string manifest_json;  // empty for a lone safetensors file
+  std::vector<FileSummary> files;
+  std::vector<std::string> problems;  // validation findings; empty when the bundle loads
+};
+InspectReport inspect(const std::string& path);
+
+}  // namespace speculum

@@ -1,0 +1,82 @@
+#include "trace/grid_state.h"
+
+#include <string>
+#include <type_traits>
+
+#include "error.h"
+
+namespace speculum {
+
+GridState::GridState(int rows, int cols) : rows_(rows), cols_(cols), cells_(std::size_t(rows) * cols) {}
+
+CellInfo* GridState::cell(const Cell& c) {
+  if (c.row < 0 || c.row >= rows_ || c.col < 0 || c.col >= cols_)
+    throw Error("event cell (" + std::to_string(c.row) + ", " + std::to_string(c.col) +
+                ") is outside the " + std::to_string(rows_) + "x" + std::to_string(cols_) + " grid");
+  return &cells_[index(c.row, c.col)];
+}
+
+void GridState::apply(const Event& event) {
+  std::visit(
+      [this](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, RunBegin>) {
+          *this = GridState(e.grid_rows, e.grid_cols);
+        } else if constexpr (requires { e.step; }) {
+          last_step_ = std::max(last_step_, e.step);
+        }
+        if constexpr (std::is_same_v<T, Draft>) {
+          for (std::size_t i = 0; i < e.cells.size(); ++i) {
+            CellInfo* c = cell(e.cells[i]);
+            if (c->state == CellState::Committed) continue;
+            c->state = CellState::Drafted;
+            c->token = e.tokens.at(i);
+            c->q = i < e.q_of_token.size() ? e.q_of_token[i] : -1;
+            c->last_step = e.step;
+          }
+        } else if constexpr (std::is_same_v<T, Verify>) {
+          for (std::size_t i = 0; i < e.cells.size(); ++i) {
+            CellInfo* c = cell(e.cells[i]);
+            if (c->state == CellState::Committed) continue;
+            const Decision d = e.decisions.at(i);
+            c->state = d == Decision::StrictAccept ? CellState::Accepted
+                       : d == Decision::SoftAccept ? CellState::SoftAccepted
+                                                   : CellState::Rejected;
+            if (i < e.p_of_token.size()) c->p = e.p_of_token[i];
+            ++c->times_verified;
+            if (d != Decision::Reject) ++c->times_accepted;
+            c->last_step = e.step;
+          }
+        } else if constexpr (std::is_same_v<T, Resample>) {
+          for (std::size_t i = 0; i < e.cells.size(); ++i) {
+            CellInfo* c = cell(e.cells[i]);
+            if (c->state == CellState::Committed) continue;
+            c->state = CellState::Resampled;
+            c->token = e.new_tokens.at(i);
+            c->p = i < e.p_of_token.size() ? e.p_of_token[i] : -1;
+            c->q = -1;
+            c->last_step = e.step;
+          }
+        } else if constexpr (std::is_same_v<T, Commit>) {
+          for (std::size_t i = 0; i < e.cells.size(); ++i) {
+            CellInfo* c = cell(e.cells[i]);
+            if (c->state != CellState::Committed) ++committed_;
+            c->state = CellState::Committed;
+            c->token = e.tokens.at(i);
+            if (i < e.p_of_token.size()) c->p = e.p_of_token[i];
+            c->commit_step = e.step;
+            c->last_step = e.step;
+          }
+        }
+      },
+      event);
+}
+
+std::vector<int> GridState::committed_tokens() const {
+  std::vector<int> tokens(cells_.size(), -1);
+  for (std::size_t i = 0; i < cells_.size(); ++i)
+    if (cells_[i].state == CellState::Committed) tokens[i] = cells_[i].token;
+  return tokens;
+}
+
+}  // namespace speculum

@@ -1,0 +1,49 @@
+// Folds the event stream into per-cell state: what the canvas, the overlays and the replay show.
+#pragma once
+
+#include <vector>
+
+#include "trace/events.h"
+
+namespace speculum {
+
+// EMPTY -> DRAFTED -> (ACCEPTED | SOFT_ACCEPTED | REJECTED -> RESAMPLED) -> COMMITTED
+enum class CellState { Empty, Drafted, Accepted, SoftAccepted, Rejected, Resampled, Committed };
+
+struct CellInfo {
+  CellState state = CellState::Empty;
+  int token = -1;         // latest token known for the cell (draft, resample or commit)
+  float p = -1;           // processed target probability of `token`, -1 when unknown
+  float q = -1;           // draft probability of `token`, -1 when not drafted
+  int last_step = -1;     // step of the latest event touching the cell
+  int commit_step = -1;   // step that committed the cell
+  int times_verified = 0;
+  int times_accepted = 0;  // strict or soft
+};
+
+class GridState {
+ public:
+  GridState() = default;
+  GridState(int rows, int cols);
+
+  void apply(const Event& event);  // RunBegin resets the grid to the run's size
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  const CellInfo& at(int row, int col) const { return cells_[index(row, col)]; }
+  int committed_count() const { return committed_; }
+  int last_step() const { return last_step_; }
+  std::vector<int> committed_tokens() const;  // raster order, -1 where not committed
+
+ private:
+  int index(int row, int col) const { return row * cols_ + col; }
+  CellInfo* cell(const Cell& c);
+
+  int rows_ = 0;
+  int cols_ = 0;
+  int committed_ = 0;
+  int last_step_ = -1;
+  std::vector<CellInfo> cells_;
+};
+
+}  // namespace speculum

@@ -1,0 +1,192 @@
+// Bundles: a random bundle loads; each kind of damage to the manifest or the weights is an Error that
+// names the field or tensor at fault.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "speculum.h"
+#include "test_helpers.h"
+
+using namespace speculum;
+using speculum::test::read_bytes;
+using speculum::test::write_bytes;
+
+class TestBundle : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  int counter_ = 0;
+
+  // A fresh copy of a tiny random bundle, so each case can damage its own.
+  std::string fresh_bundle(const std::string& condition = "text", bool fp16 = false) {
+    const std::string dir = tmp_.path().toStdString() + "/b" + std::to_string(counter_++);
+    RandomBundleParams p;
+    p.out_dir = dir;
+    p.preset = "tiny";
+    p.condition = condition;
+    p.fp16 = fp16;
+    create_random_bundle(p);
+    return dir;
+  }
+
+  void edit_manifest(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+    auto j = nlohmann::json::parse(read_bytes(dir + "/speculum.json"));
+    edit(j);
+    write_bytes(dir + "/speculum.json", j.dump());
+  }
+
+  // Rewrites `file` with `edit` applied to the list of tensors (which borrow the original mapping).
+  void edit_weights(const std::string& file, const std::function<void(std::vector<TensorToWrite>&)>& edit) {
+    const std::string copy = file + ".orig";
+    std::filesystem::copy_file(file, copy);
+    const SafetensorsFile src = SafetensorsFile::open(copy);
+    std::vector<TensorToWrite> tensors;
+    for (const auto& t : src.tensors()) tensors.push_back({t.name, t.dtype, t.shape, src.data(t), t.nbytes()});
+    edit(tensors);
+    write_safetensors(file, tensors);
+  }
+
+  EngineParams params_for(const std::string& dir) {
+    EngineParams p;
+    p.bundle_dir = dir;
+    p.device = "cpu";
+    return p;
+  }
+
+ private Q_SLOTS:
+  void random_bundle_loads() {
+    const auto engine = Engine::load(params_for(fresh_bundle()));
+    const ModelInfo& info = engine->info();
+    QCOMPARE(info.grid_rows, 8);
+    QCOMPARE(info.grid_cols, 8);
+    QCOMPARE(info.image_size, 16);
+    QCOMPARE(info.vocab_size, 256);
+    QVERIFY(info.text_conditioned);
+    QCOMPARE(info.max_prompt_words, 16);
+    QVERIFY(info.target_parameters > 0);
+    QCOMPARE(info.device, std::string("cpu"));
+  }
+
+  void fp16_and_class_bundles_load() {
+    QVERIFY(!Engine::load(params_for(fresh_bundle("text", true)))->info().classes.size());
+    QCOMPARE(Engine::load(params_for(fresh_bundle("class")))->info().classes.size(), std::size_t(10));
+  }
+
+  void missing_manifest() { EXPECT_ERROR(Engine::load(params_for(tmp_.path().toStdString() + "/none")), "cannot open"); }
+
+  void missing_tensor() {
+    const std::string dir = fresh_bundle();
+    edit_weights(dir + "/target.safetensors", [](auto& tensors) {
+      std::erase_if(tensors, [](const TensorToWrite& t) { return t.name == "layers.1.feed_forward.w2.weight"; });
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "missing tensor 'layers.1.feed_forward.w2.weight'");
+  }
+
+  void wrong_shape_names_tensor_and_shapes() {
+    const std::string dir = fresh_bundle();
+    edit_manifest(dir, [](auto& j) { j["target"]["dim"] = 128; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "has shape [64, 64], the manifest implies [128, 64]");
+  }
+
+  void wrong_dtype() {
+    const std::string dir = fresh_bundle();
+    edit_weights(dir + "/vq.safetensors", [](auto& tensors) {
+      for (auto& t : tensors)
+        if (t.name == "decoder.conv_out.bias") t.dtype = DType::I32;  // same byte count
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "'decoder.conv_out.bias' has dtype I32 (allowed for weights");
+  }
+
+  void extra_tensors_are_tolerated() {
+    const std::string dir = fresh_bundle();
+    const float extra = 3;
+    edit_weights(dir + "/target.safetensors",
+                 [&](auto& tensors) { tensors.push_back({"freqs_cis", DType::F32, {1}, &extra, 4}); });
+    std::vector<std::string> warnings;
+    Engine::load(params_for(dir), [&](LogLevel level, const std::string& line) {
+      if (level == LogLevel::Warn) warnings.push_back(line);
+    });
+    QCOMPARE(warnings.size(), std::size_t(1));
+    QVERIFY(warnings[0].find("freqs_cis") != std::string::npos);
+  }
+
+  void truncated_weights() {
+    const std::string dir = fresh_bundle();
+    const std::string bytes = read_bytes(dir + "/vq.safetensors");
+    write_bytes(dir + "/vq.safetensors", bytes.substr(0, bytes.size() / 2));
+    EXPECT_ERROR(Engine::load(params_for(dir)), "file truncated?");
+  }
+
+  void manifest_field_errors() {
+    const std::string dir = fresh_bundle();
+    edit_manifest(dir, [](auto& j) { j["target"]["n_layer"] = "two"; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "field 'n_layer' must be an integer");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["n_layer"] = 2;
+      j["target"].erase("n_head");
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json.target: missing field 'n_head'");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["n_head"] = 4;
+      j["condition"]["kind"] = "audio";
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "'condition.kind' is 'audio' (allowed: class, text)");
+    edit_manifest(dir, [](auto& j) {
+      j["condition"]["kind"] = "text";
+      j["target"]["vocab_size"] = 512;
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "target.vocab_size 512 differs from tokenizer.codebook_size 256");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["vocab_size"] = 256;
+      j["target"]["n_head"] = 3;
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "dim 64 is not divisible by n_head 3");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["n_head"] = 4;
+      j["image"]["size"] = 32;
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "image.size 32 is not image.grid times");
+    edit_manifest(dir, [](auto& j) {
+      j["image"]["size"] = 16;
+      j["format"] = "speculum-bundle/9";
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "format 'speculum-bundle/9' is not supported");
+  }
+
+  void hostile_manifests() {
+    const std::string dir = fresh_bundle();
+    write_bytes(dir + "/speculum.json", "{\"name\": \"\xc3\x28\"}");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "not valid UTF-8 JSON");
+    write_bytes(dir + "/speculum.json", std::string(50000, '[') + std::string(50000, ']'));
+    EXPECT_ERROR(Engine::load(params_for(dir)), "nests deeper than");
+    write_bytes(dir + "/speculum.json", "[]");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "expected a JSON object");
+    write_bytes(dir + "/speculum.json", "");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "not valid UTF-8 JSON");
+  }
+
+  void unknown_device() {
+    EngineParams p = params_for(fresh_bundle());
+    p.device = "tpu";
+    EXPECT_ERROR(Engine::load(p), "unknown device 'tpu' (allowed: auto, cpu, cuda)");
+  }
+
+  void inspect_reports() {
+    const std::string dir = fresh_bundle();
+    InspectReport report = inspect(dir);
+    QVERIFY(report.problems.empty());
+    QCOMPARE(report.files.size(), std::size_t(2));
+    QVERIFY(report.manifest_json.find("speculum-bundle/1") != std::string::npos);
+    std::int64_t target_params = 0;
+    for (const auto& t : report.files[0].tensors) {
+      std::int64_t n = 1;
+      for (auto d : t.shape) n *= d;
+      target_params += n;
+    }
+    QCOMPARE(report.files[0].parameters, target_params);
+    QCOMPARE(target_params, Engine::load(params_for(dir))->info().target_parameters);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestBundle)
+#include "test_bundle.moc"

@@ -1,0 +1,122 @@
+// Traces: every event type survives JSON lines; bad lines name file and line; the grid-state fold and
+// the metrics follow the event semantics.
+#include "trace/grid_state.h"
+#include "trace/metrics.h"
+#include "trace/trace_io.h"
+#include "test_helpers.h"
+
+using namespace speculum;
+
+namespace {
+
+std::vector<Event> sample_events() {
+  return {
+      RunBegin{"eagle", R"({"seed":3})", 2, 3, 1024},
+      StepBegin{0, "draft", 0},
+      Draft{0, 0, "tree", {{0, 0}, {0, 1}, {0, 1}}, {5, 6, 7}, {0.5f, 0.25f, 0.125f}, {-1, 0, 0}, {0, 1, 1}},
+      Frontier{0, {{0, 0}, {0, 1}}},
+      Verify{0, 0, {{0, 0}, {0, 1}}, {5, 6}, {0.6f, 0.01f}, {0.5f, 0.25f}, {1.2f, 0.04f}, {0.3f, 0.9f}, {},
+             {Decision::StrictAccept, Decision::Reject}},
+      Resample{0, 0, "residual", {{0, 1}}, {6}, {9}, {0.3f}},
+      Region{0, "island", 2, 1, {{1, 1}, {1, 2}}},
+      Commit{0, {{0, 0}, {0, 1}}, {5, 9}, {0.6f, 0.3f}, 4, 6},
+      KVRollback{0, 6},
+      StepEnd{0, 2, 1, 3.5, 2.25, 0.5},
+      StepBegin{1, "commit", 1},
+      Commit{1, {{1, 0}}, {2}, {0.9f}, 6, 7},
+      StepEnd{1, 1, 1, 1.5, 1.0, 1.0},
+      RunEnd{3, 2, 5.5, 3.25, true},
+  };
+}
+
+}  // namespace
+
+class TestTrace : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private Q_SLOTS:
+  void every_event_round_trips_through_a_line() {
+    for (const Event& e : sample_events()) {
+      const std::string line = event_to_json_line(e);
+      QVERIFY2(event_from_json_line(line) == e, line.c_str());
+    }
+  }
+
+  void trace_file_round_trips() {
+    const std::string path = dir_.path().toStdString() + "/run.jsonl";
+    {
+      TraceWriter writer(path);
+      for (const Event& e : sample_events()) writer.write(e);
+      QVERIFY(!QFile::exists(QString::fromStdString(path)));  // only the .partial exists until finish()
+      writer.finish();
+    }
+    QVERIFY(read_trace(path) == sample_events());
+  }
+
+  void unfinished_trace_leaves_nothing_behind() {
+    const std::string path = dir_.path().toStdString() + "/abandoned.jsonl";
+    {
+      TraceWriter writer(path);
+      writer.write(sample_events().front());
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(path)));
+    QVERIFY(!QFile::exists(QString::fromStdString(path + ".partial")));
+  }
+
+  void bad_lines_name_the_line() {
+    const std::string path = dir_.path().toStdString() + "/bad.jsonl";
+    test::write_bytes(path, event_to_json_line(sample_events()[1]) + "\n{\"type\":\"Warp\"}\n");
+    EXPECT_ERROR(read_trace(path), "bad.jsonl:2: unknown event type 'Warp' (allowed: RunBegin");
+    test::write_bytes(path, "{\"type\":\"Commit\",\"step\":1}\n");
+    EXPECT_ERROR(read_trace(path), "bad.jsonl:1: event 'Commit'");
+    test::write_bytes(path, "not json\n");
+    EXPECT_ERROR(read_trace(path), "bad.jsonl:1: not valid JSON");
+    test::write_bytes(path, R"({"type":"Verify","step":0,"round":0,"cells":[[0,0]],"tokens":[1],"p_of_token":[],)"
+                            R"("q_of_token":[],"ratio":[],"u":[],"pooled_p":[],"decisions":["MAYBE"]})" "\n");
+    EXPECT_ERROR(read_trace(path), "unknown decision 'MAYBE'");
+  }
+
+  void grid_state_follows_the_cell_state_machine() {
+    GridState grid;
+    const auto events = sample_events();
+    grid.apply(events[0]);
+    QCOMPARE(grid.rows(), 2);
+    QCOMPARE(grid.cols(), 3);
+    grid.apply(events[2]);  // Draft
+    QCOMPARE(grid.at(0, 1).state, CellState::Drafted);
+    QCOMPARE(grid.at(0, 1).token, 7);  // the last draft for the cell wins
+    grid.apply(events[4]);  // Verify
+    QCOMPARE(grid.at(0, 0).state, CellState::Accepted);
+    QCOMPARE(grid.at(0, 1).state, CellState::Rejected);
+    QCOMPARE(grid.at(0, 1).times_verified, 1);
+    QCOMPARE(grid.at(0, 1).times_accepted, 0);
+    grid.apply(events[5]);  // Resample
+    QCOMPARE(grid.at(0, 1).state, CellState::Resampled);
+    QCOMPARE(grid.at(0, 1).token, 9);
+    for (std::size_t i = 6; i < events.size(); ++i) grid.apply(events[i]);
+    QCOMPARE(grid.committed_count(), 3);
+    QCOMPARE(grid.at(1, 0).commit_step, 1);
+    QCOMPARE(grid.at(0, 1).commit_step, 0);
+    QCOMPARE(grid.committed_tokens(), (std::vector<int>{5, 9, -1, 2, -1, -1}));
+    QCOMPARE(grid.last_step(), 1);
+    EXPECT_ERROR(grid.apply(Commit{2, {{5, 5}}, {1}, {}, 0, 1}), "cell (5, 5) is outside the 2x3 grid");
+  }
+
+  void metrics_use_one_definition() {
+    const RunMetrics m = compute_metrics(sample_events());
+    QCOMPARE(m.tokens, 3);
+    QCOMPARE(m.nfe, 2);
+    QCOMPARE(m.steps, 2);
+    QCOMPARE(m.drafted_verified, 2L);
+    QCOMPARE(m.accepted, 1L);
+    QCOMPARE(m.mean_accepted_length(), 1.5);
+    QCOMPARE(m.acceptance_rate(), 0.5);
+    QCOMPARE(m.wall_ms, 5.5);
+    QCOMPARE(m.outside_forward_share(), 1.0 - 3.25 / 5.5);
+    QVERIFY(m.cancelled);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrace)
+#include "test_trace.moc"

@@ -1,0 +1,229 @@
+// The LlamaGen transformer: 2D RoPE against hand-computed values; the KV cache (incremental, chunked,
+// tree-masked, truncated and compacted) against full forwards of the same tokens.
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+
+#include "models/random_weights.h"
+#include "models/rope.h"
+#include "models/transformer.h"
+#include "test_helpers.h"
+
+using namespace speculum;
+
+namespace {
+
+// Float32 logits of identical computations through different cache paths agree to this.
+constexpr double kTolerance = 1e-4;
+
+GptConfig small_config(ConditionKind kind = ConditionKind::Class) {
+  GptConfig c;
+  c.dim = 64;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.vocab_size = 32;
+  c.grid_rows = 4;
+  c.grid_cols = 4;
+  c.condition = kind;
+  c.num_classes = 5;
+  if (kind == ConditionKind::Text) {
+    c.cls_token_num = 6;
+    c.caption_dim = 16;
+    c.text_vocab_size = 10;
+  }
+  return c;
+}
+
+Transformer make_model(ConditionKind kind = ConditionKind::Class) {
+  const GptConfig c = small_config(kind);
+  return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU);
+}
+
+ForwardInput image_tokens(const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& rasters, int cls) {
+  ForwardInput in;
+  in.tokens = at::tensor(tokens, at::kLong);
+  for (auto r : rasters) in.positions.push_back(cls + r);
+  return in;
+}
+
+ForwardInput prefix_of(const Transformer& m, const ConditionPrefix& p) {
+  ForwardInput in;
+  in.embeddings = p.embeddings;
+  in.positions = m.prefix_positions();
+  in.attendable = p.attendable;
+  return in;
+}
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+}  // namespace
+
+class TestTransformer : public QObject {
+  Q_OBJECT
+  c10::InferenceMode inference_;
+
+ private Q_SLOTS:
+  void rope_table_matches_hand_computed_values() {
+    // head_dim 8: hd/4 = 2 frequencies per axis, 1 / base^(0/4) = 1 and 1 / base^(2/4) = 0.1 for base 100.
+    const at::Tensor t = rope_table_2d(3, 3, 8, 100.0, 2);
+    QCOMPARE(t.sizes().vec(), (std::vector<std::int64_t>{2 + 9, 4, 2}));
+    QCOMPARE(t.narrow(0, 0, 2).abs().sum().item<float>(), 0.0f);  // condition rows are all zero
+    const double freqs[2] = {1.0, 0.1};
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        const at::Tensor row = t[2 + r * 3 + c];
+        for (int i = 0; i < 2; ++i) {
+          QVERIFY(std::abs(row[i][0].item<double>() - std::cos(r * freqs[i])) < 1e-6);      // row half
+          QVERIFY(std::abs(row[i][1].item<double>() - std::sin(r * freqs[i])) < 1e-6);
+          QVERIFY(std::abs(row[2 + i][0].item<double>() - std::cos(c * freqs[i])) < 1e-6);  // column half
+          QVERIFY(std::abs(row[2 + i][1].item<double>() - std::sin(c * freqs[i])) < 1e-6);
+        }
+      }
+    }
+  }
+
+  void rope_rotates_interleaved_pairs() {
+    const at::Tensor table = rope_table_2d(3, 3, 8, 100.0, 2);
+    const at::Tensor x = at::arange(1, 9, at::kFloat).reshape({1, 1, 1, 8});  // pairs (1,2) (3,4) (5,6) (7,8)
+    const int r = 2, c = 1;
+    const at::Tensor y = apply_rope(x, table.narrow(0, 2 + r * 3 + c, 1)).reshape({8});
+    const double angles[4] = {r * 1.0, r * 0.1, c * 1.0, c * 0.1};
+    for (int i = 0; i < 4; ++i) {
+      const double x0 = 2 * i + 1, x1 = 2 * i + 2, a = angles[i];
+      QVERIFY(std::abs(y[2 * i].item<double>() - (x0 * std::cos(a) - x1 * std::sin(a))) < 1e-5);
+      QVERIFY(std::abs(y[2 * i + 1].item<double>() - (x1 * std::cos(a) + x0 * std::sin(a))) < 1e-5);
+    }
+    // At a condition position q and k vanish, exactly as in LlamaGen.
+    QCOMPARE(apply_rope(x, table.narrow(0, 0, 1)).abs().sum().item<float>(), 0.0f);
+  }
+
+  void incremental_equals_full_forward_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("chunk");
+    QTest::newRow("cond only, 1 token per step") << 1 << 1;
+    QTest::newRow("cfg rows, 1 token per step") << 2 << 1;
+    QTest::newRow("cfg rows, chunks of 4") << 2 << 4;
+  }
+  void incremental_equals_full_forward() {
+    QFETCH(int, rows);
+    QFETCH(int, chunk);
+    const Transformer m = make_model();
+    const int cls = m.config().cls_token_num, n = 15;
+    std::vector<std::int64_t> tokens, rasters;
+    for (int i = 0; i < n; ++i) {
+      tokens.push_back((i * 7 + 3) % 32);
+      rasters.push_back(i);
+    }
+    KVCache full = m.make_cache(rows, 0);
+    const at::Tensor full_prefix = m.forward(prefix_of(m, m.class_prefix(2, rows)), full).logits;
+    const at::Tensor full_logits = m.forward(image_tokens(tokens, rasters, cls), full).logits;
+
+    KVCache inc = m.make_cache(rows, 0);
+    const at::Tensor inc_prefix = m.forward(prefix_of(m, m.class_prefix(2, rows)), inc).logits;
+    QVERIFY(max_diff(full_prefix, inc_prefix) < kTolerance);
+    for (int i = 0; i < n; i += chunk) {
+      const int len = std::min(chunk, n - i);
+      const std::vector<std::int64_t> t(tokens.begin() + i, tokens.begin() + i + len);
+      const std::vector<std::int64_t> r(rasters.begin() + i, rasters.begin() + i + len);
+      const at::Tensor step = m.forward(image_tokens(t, r, cls), inc).logits;
+      QVERIFY2(max_diff(step, full_logits.narrow(1, i, len)) < kTolerance, qPrintable(QString("at token %1").arg(i)));
+    }
+    QCOMPARE(inc.length(), full.length());
+    if (rows == 2)  // the null-class row really differs
+      QVERIFY(max_diff(full_logits[0], full_logits[1]) > 1e-3);
+  }
+
+  void tree_mask_then_compact_equals_direct_decoding() {
+    const Transformer m = make_model();
+    const int cls = m.config().cls_token_num;
+    const std::int64_t x0 = 4, y0 = 9, x1 = 17, z = 23, w = 30;
+
+    // A tree after the prefix: x0 and y0 are alternatives for raster 0, x1 (raster 1) is x0's child.
+    KVCache tree = m.make_cache(2, 8);
+    m.forward(prefix_of(m, m.class_prefix(1, 2)), tree);
+    const int base = tree.length();
+    ForwardInput in = image_tokens({x0, y0, x1}, {0, 0, 1}, cls);
+    in.attend = at::tensor({1, 0, 0, 0, 1, 0, 1, 0, 1}, at::kInt).reshape({3, 3}).to(at::kBool);
+    const at::Tensor tree_logits = m.forward(in, tree).logits;
+
+    KVCache direct = m.make_cache(2, 0);
+    m.forward(prefix_of(m, m.class_prefix(1, 2)), direct);
+    const at::Tensor path_logits = m.forward(image_tokens({x0, x1, z}, {0, 1, 2}, cls), direct).logits;
+    QVERIFY(max_diff(tree_logits.narrow(1, 0, 1), path_logits.narrow(1, 0, 1)) < kTolerance);  // x0
+    QVERIFY(max_diff(tree_logits.narrow(1, 2, 1), path_logits.narrow(1, 1, 1)) < kTolerance);  // x1 under x0
+
+    // Accept x0 -> x1: compact their slots, then continue with z.
+    tree.compact(base, {base + 0, base + 2});
+    QCOMPARE(tree.length(), base + 2);
+    QCOMPARE(tree.positions().back(), std::int64_t(cls + 1));
+    const at::Tensor after = m.forward(image_tokens({z}, {2}, cls), tree).logits;
+    QVERIFY(max_diff(after, path_logits.narrow(1, 2, 1)) < kTolerance);
+
+    // Accept only y0 instead (a fresh tree): compact its slot, continue with w at raster 1.
+    KVCache tree2 = m.make_cache(2, 8);
+    m.forward(prefix_of(m, m.class_prefix(1, 2)), tree2);
+    m.forward(in, tree2);
+    tree2.compact(base, {base + 1});
+    const at::Tensor after2 = m.forward(image_tokens({w}, {1}, cls), tree2).logits;
+    KVCache direct2 = m.make_cache(2, 0);
+    m.forward(prefix_of(m, m.class_prefix(1, 2)), direct2);
+    const at::Tensor ref2 = m.forward(image_tokens({y0, w}, {0, 1}, cls), direct2).logits;
+    QVERIFY(max_diff(after2, ref2.narrow(1, 1, 1)) < kTolerance);
+  }
+
+  void truncate_then_continue_equals_direct() {
+    const Transformer m = make_model();
+    const int cls = m.config().cls_token_num;
+    KVCache cache = m.make_cache(1, 4);
+    m.forward(prefix_of(m, m.class_prefix(0, 1)), cache);
+    const int base = cache.length();
+    m.forward(image_tokens({1, 2, 3}, {0, 1, 2}, cls), cache);  // drafts; only the first is accepted
+    cache.truncate(base + 1);
+    const at::Tensor next = m.forward(image_tokens({5}, {1}, cls), cache).logits;
+    KVCache direct = m.make_cache(1, 0);
+    m.forward(prefix_of(m, m.class_prefix(0, 1)), direct);
+    const at::Tensor ref = m.forward(image_tokens({1, 5}, {0, 1}, cls), direct).logits;
+    QVERIFY(max_diff(next, ref.narrow(1, 1, 1)) < kTolerance);
+  }
+
+  void cache_errors_are_reported_and_roll_back() {
+    const Transformer m = make_model();
+    KVCache cache = m.make_cache(1, 0);
+    m.forward(prefix_of(m, m.class_prefix(0, 1)), cache);
+    const int length = cache.length();
+    ForwardInput bad = image_tokens({1, 2}, {0, 1}, 1);
+    bad.attend = at::ones({3, 3}, at::kBool);
+    EXPECT_ERROR(m.forward(bad, cache), "attend mask must be [2, 2]");
+    QCOMPARE(cache.length(), length);  // the failed pass left no slots behind
+    EXPECT_ERROR(m.forward(image_tokens({1}, {99}, 1), cache), "position 100 outside the model's 17 positions");
+    EXPECT_ERROR(cache.compact(length, {0}), "slot 0 outside");
+    EXPECT_ERROR(cache.truncate(length + 1), "truncate to");
+    std::vector<std::int64_t> many(40, 0), rasters(40);
+    for (int i = 0; i < 40; ++i) rasters[i] = i % 16;
+    EXPECT_ERROR(m.forward(image_tokens(many, rasters, 1), cache), "KV cache overflow");
+    EXPECT_ERROR(m.class_prefix(5, 1), "class 5 is outside [0, 5)");
+  }
+
+  void text_prefix_pads_on_the_left_and_masks_padding() {
+    const Transformer m = make_model(ConditionKind::Text);
+    const ConditionPrefix p = m.text_prefix({3, 7}, 2);
+    QCOMPARE(p.embeddings.sizes().vec(), (std::vector<std::int64_t>{2, 6, 64}));
+    QCOMPARE(p.attendable, (std::vector<char>{0, 0, 0, 0, 1, 1}));
+    // Padded slots are invisible: logits do not depend on what sits in them.
+    ConditionPrefix noisy = p;
+    noisy.embeddings = p.embeddings.clone();
+    noisy.embeddings.narrow(1, 0, 4).normal_();
+    KVCache a = m.make_cache(2, 0), b = m.make_cache(2, 0);
+    const at::Tensor la = m.forward(prefix_of(m, p), a).logits.narrow(1, 5, 1);
+    const at::Tensor lb = m.forward(prefix_of(m, noisy), b).logits.narrow(1, 5, 1);
+    QVERIFY(max_diff(la, lb) < kTolerance);
+    // ... but the words themselves matter.
+    KVCache c = m.make_cache(2, 0);
+    const at::Tensor lc = m.forward(prefix_of(m, m.text_prefix({3, 8}, 2)), c).logits.narrow(1, 5, 1);
+    QVERIFY(max_diff(la[0], lc[0]) > 1e-3);
+    EXPECT_ERROR(m.text_prefix({1, 1, 1, 1, 1, 1, 1}, 1), "the prompt has 7 words; this model reads at most 6");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTransformer)
+#include "test_transformer.moc"

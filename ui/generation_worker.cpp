@@ -1,0 +1,39 @@
+#include "generation_worker.h"
+
+namespace speculum::ui {
+
+QImage to_qimage(const Image& image) {
+  return QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).copy();
+}
+
+GenerationWorker::GenerationWorker(Engine& engine) : engine_(engine) {}
+
+std::vector<Event> GenerationWorker::take_events() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(pending_, {});
+}
+
+void GenerationWorker::generate(const GenerateParams& params) {
+  cancel_ = false;
+  Callbacks callbacks;
+  callbacks.event = [this](const Event& e) {
+    std::lock_guard lock(mutex_);
+    pending_.push_back(e);
+  };
+  callbacks.preview = [this](const Preview& p) { Q_EMIT preview_ready(to_qimage(p.image), p.committed, p.total); };
+  try {
+    const GenerateResult r = engine_.generate(params, callbacks, &cancel_);
+    const RunMetrics& m = r.metrics;
+    const QString summary = QString("%1 tokens, NFE %2, τ %3, %4 ms, %5 tokens/s")
+                                .arg(m.tokens)
+                                .arg(m.nfe)
+                                .arg(m.mean_accepted_length(), 0, 'f', 2)
+                                .arg(m.wall_ms, 0, 'f', 0)
+                                .arg(m.tokens_per_second(), 0, 'f', 0);
+    Q_EMIT finished(to_qimage(r.image), r.cancelled, summary);
+  } catch (const std::exception& e) {
+    Q_EMIT failed(QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace speculum::ui
