@@ -18,12 +18,12 @@ at::Tensor rope_table_2d(int rows, int cols, int head_dim, double base, int cls_
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& table_rows) {
+  // (x0 + i x1) * (cos + i sin) = (x0 cos - x1 sin) + i (x1 cos + x0 sin): one complex multiply
+  // per pair instead of a dozen real ops, which matters for single-token steps.
   const auto sizes = x.sizes();
-  const at::Tensor pairs = x.to(at::kFloat).reshape({sizes[0], sizes[1], sizes[2], sizes[3] / 2, 2});
-  const at::Tensor f = table_rows.view({1, sizes[1], 1, sizes[3] / 2, 2});
-  const at::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
-  const at::Tensor cos = f.select(-1, 0), sin = f.select(-1, 1);
-  return at::stack({x0 * cos - x1 * sin, x1 * cos + x0 * sin}, -1).flatten(3).to(x.scalar_type());
+  const at::Tensor pairs = at::view_as_complex(x.to(at::kFloat).reshape({sizes[0], sizes[1], sizes[2], sizes[3] / 2, 2}));
+  const at::Tensor f = at::view_as_complex(table_rows.contiguous()).view({1, sizes[1], 1, sizes[3] / 2});
+  return at::view_as_real(pairs * f).flatten(3).to(x.scalar_type());
 }
 
 }  // namespace speculum

@@ -46,10 +46,17 @@ at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& w) const
   return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps)).to(x.scalar_type()) * w;
 }
 
-// Additive bias [N, begin + N]: 0 where query i may attend slot j, kMaskedOut elsewhere.
+// Additive bias over the slots [0, begin + N): 0 where query i may attend slot j, kMaskedOut elsewhere.
+// Shape [N, begin + N], or [1, begin + N] when one row serves every query (a single causal token).
 at::Tensor Transformer::visibility_bias(const ForwardInput& in, const KVCache& cache, int begin, int n) const {
   const int end = begin + n;
-  std::vector<char> key_ok(cache.attendable().begin(), cache.attendable().begin() + end);
+  const auto& attendable = cache.attendable();
+  if (n == 1 && !in.attend.defined()) {  // the common single-token step: one row of key visibility
+    std::vector<float> row(end);
+    for (int j = 0; j < end; ++j) row[j] = attendable[j] || j == begin ? 0.0f : kMaskedOut;
+    return at::from_blob(row.data(), {1, end}, at::kFloat).to(device_, /*non_blocking=*/false, /*copy=*/true);
+  }
+  std::vector<char> key_ok(attendable.begin(), attendable.begin() + end);
   const auto cpu_bool = at::TensorOptions().dtype(at::kBool);
   at::Tensor visible = at::from_blob(key_ok.data(), {end}, at::TensorOptions().dtype(at::kChar))
                            .to(at::kBool)
@@ -89,10 +96,14 @@ ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
     for (int l = 0; l < config_.n_layer; ++l) {
       const Layer& L = layers_[l];
-      const auto qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv).split(config_.dim, -1);
-      const at::Tensor q = apply_rope(qkv[0].reshape({rows, n, heads, hd}), rope).transpose(1, 2);
-      const at::Tensor k = apply_rope(qkv[1].reshape({rows, n, heads, hd}), rope).transpose(1, 2);
-      const at::Tensor v = qkv[2].reshape({rows, n, heads, hd}).transpose(1, 2);
+      const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv);
+      // q and k rotate together: [rows, N, 2 * heads, hd]
+      const auto qk = apply_rope(qkv.narrow(-1, 0, 2 * config_.dim).reshape({rows, n, 2 * heads, hd}), rope)
+                          .transpose(1, 2)
+                          .split(heads, 1);
+      const at::Tensor& q = qk[0];
+      const at::Tensor& k = qk[1];
+      const at::Tensor v = qkv.narrow(-1, 2 * config_.dim, config_.dim).reshape({rows, n, heads, hd}).transpose(1, 2);
       cache.write(l, begin, k, v);
       const at::Tensor scores = at::matmul(q, cache.keys(l, end).transpose(2, 3)) * scale + bias;
       const at::Tensor attn = at::matmul(at::softmax(scores, -1), cache.values(l, end));
