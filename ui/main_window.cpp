@@ -110,7 +110,7 @@ QWidget* MainWindow::build_controls() {
   seed_->setRange(0, std::numeric_limits<int>::max());
   seed_->setToolTip("Same request and seed give the same image");
   auto* dice = new QToolButton(panel);
-  dice->setText("⚅");
+  dice->setText("Random");
   dice->setToolTip("Random seed");
   connect(dice, &QToolButton::clicked, this,
           [this] { seed_->setValue(QRandomGenerator::global()->bounded(std::numeric_limits<int>::max())); });
