@@ -47,6 +47,12 @@ Preset preset(const std::string& name) {
 
 }  // namespace
 
+std::string RandomBundleParams::to_string() const {
+  return "out=" + out_dir + " preset=" + preset + " condition=" + condition + " dim=" + std::to_string(dim) +
+         " layers=" + std::to_string(n_layer) + " heads=" + std::to_string(n_head) + " grid=" + std::to_string(grid) +
+         " vocab=" + std::to_string(vocab) + " seed=" + std::to_string(seed) + (fp16 ? " fp16" : "");
+}
+
 void create_random_bundle(const RandomBundleParams& params) {
   if (params.out_dir.empty()) throw Error("create_random_bundle: no output folder given");
   Preset p = preset(params.preset);

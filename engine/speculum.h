@@ -132,6 +132,7 @@ struct RandomBundleParams {
   int dim = 0, n_layer = 0, n_head = 0, grid = 0, vocab = 0;  // 0: the preset's value
   std::uint64_t seed = 0;
   bool fp16 = false;  // store weights as F16
+  std::string to_string() const;
 };
 void create_random_bundle(const RandomBundleParams& params);
 

@@ -21,7 +21,7 @@ void add_init_random_command(CLI::App& app) {
   c->final_callback([p] {
     const int rc = run_reporting_errors([&] {
       create_random_bundle(*p);
-      std::cout << "wrote random bundle to " << p->out_dir << "\n";
+      std::cout << "wrote random bundle (" << p->to_string() << ")\n";
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
