@@ -1,19 +1,13 @@
 // create_random_bundle: random-weight bundles of preset sizes for tests, demos and benchmarks.
 #include <filesystem>
 
+#include "data/shapes_scene.h"
 #include "io/bundle.h"
 #include "models/random_weights.h"
 #include "speculum.h"
 
 namespace speculum {
 namespace {
-
-// Words of the shapes captions the default model is trained on, so prompts typed for it work here too.
-const std::vector<std::string> kCaptionWords = {
-    "a", "an", "one", "two", "three", "four", "red", "green", "blue", "yellow", "orange", "purple", "pink",
-    "brown", "black", "white", "gray", "beige", "cyan", "circle", "circles", "square", "squares",
-    "triangle", "triangles", "star", "stars", "small", "large", "above", "below", "left", "right", "of",
-    "on", "and", "the", "next", "to", "background", "flat", "gradient", "noisy", "striped"};
 
 const std::vector<std::string> kClassNames = {"circle", "square", "triangle", "star", "ring",
                                               "cross", "heart", "moon", "stripes", "dots"};
@@ -69,8 +63,8 @@ void create_random_bundle(const RandomBundleParams& params) {
   m.image_size = g.grid_rows * m.tokenizer.downsample_factor();
   if (params.condition == "text") {
     g.condition = ConditionKind::Text;
-    m.text_vocab = kCaptionWords;
-    g.text_vocab_size = static_cast<int>(kCaptionWords.size());
+    m.text_vocab = data::caption_vocabulary();  // so prompts written for the shapes model work here too
+    g.text_vocab_size = static_cast<int>(m.text_vocab.size());
     g.cls_token_num = 16;
     g.caption_dim = 64;
   } else if (params.condition == "class") {

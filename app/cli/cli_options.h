@@ -30,5 +30,6 @@ void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_init_random_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_data_commands(CLI::App& app);  // data shapes, check
 
 }  // namespace speculum::cli

@@ -7,7 +7,7 @@
 
 namespace speculum {
 
-enum class RngStream : std::uint64_t { Sample = 1, Accept = 2, Resample = 3, Draft = 4 };
+enum class RngStream : std::uint64_t { Sample = 1, Accept = 2, Resample = 3, Draft = 4, Data = 5 };
 
 constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

@@ -1,0 +1,117 @@
+// speculum-cli data shapes: write a seeded shapes dataset (PNG files + captions.jsonl).
+// speculum-cli check: score an image against a shapes prompt, or the checker against ground truth.
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_options.h"
+#include "data/shapes_render.h"
+#include "eval/prompt_checker.h"
+
+namespace speculum::cli {
+namespace {
+
+void print_report(const eval::CheckReport& report) {
+  for (const auto& c : report.claims)
+    std::cout << (c.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(11) << eval::claim_kind_name(c.kind)
+              << c.claim << (c.passed ? "" : "  (" + c.found + ")") << "\n";
+  std::cout << (report.passed() ? "PASS" : "FAIL") << "\n";
+}
+
+// Scores the checker on `count` rendered ground-truth scenes; prints accuracy per claim kind and family.
+void check_ground_truth(int count, std::uint64_t first_seed) {
+  std::map<std::string, std::pair<int, int>> by_kind, by_family;  // passed, total
+  std::vector<std::string> misses;
+  for (int i = 0; i < count; ++i) {
+    const data::Scene scene = data::sample_scene(first_seed + i);
+    const std::string caption = scene.caption();
+    const eval::CheckReport report = eval::check_image(data::render_scene(scene), eval::parse_shapes_prompt(caption));
+    for (const auto& c : report.claims) {
+      auto& k = by_kind[eval::claim_kind_name(c.kind)];
+      k.first += c.passed;
+      ++k.second;
+      if (!c.passed && misses.size() < 20)
+        misses.push_back("seed " + std::to_string(first_seed + i) + " \"" + caption + "\": " + c.claim + " (" + c.found + ")");
+    }
+    auto& f = by_family[data::family_name(scene.family)];
+    f.first += report.passed();
+    ++f.second;
+    auto& all = by_family["all"];
+    all.first += report.passed();
+    ++all.second;
+  }
+  std::cout << "checker on " << count << " ground-truth images (seeds " << first_seed << ".." << first_seed + count - 1 << ")\n";
+  for (const auto* table : {&by_family, &by_kind})
+    for (const auto& [name, pt] : *table)
+      std::cout << "  " << std::left << std::setw(12) << name << std::right << std::setw(6) << pt.first << " / "
+                << std::setw(6) << pt.second << "  " << std::fixed << std::setprecision(4) << double(pt.first) / pt.second << "\n";
+  for (const auto& m : misses) std::cout << "  miss: " << m << "\n";
+}
+
+}  // namespace
+
+void add_data_commands(CLI::App& app) {
+  CLI::App* data_cmd = app.add_subcommand("data", "Generate training data");
+  data_cmd->require_subcommand(1);
+  struct ShapesArgs {
+    std::string out;
+    int count = 1000;
+    std::uint64_t seed = 0;
+  };
+  auto shapes = std::make_shared<ShapesArgs>();
+  CLI::App* s = data_cmd->add_subcommand("shapes", "Seeded shapes scenes with captions (PNG + captions.jsonl)");
+  s->add_option("--out", shapes->out, "Output folder")->required();
+  s->add_option("--count", shapes->count, "Number of images")->check(CLI::Range(1, 10000000))->capture_default_str();
+  s->add_option("--seed", shapes->seed, "First scene seed (scene i uses seed + i)")->capture_default_str();
+  s->final_callback([shapes] {
+    const int rc = run_reporting_errors([&] {
+      std::filesystem::create_directories(shapes->out);
+      const std::string index = shapes->out + "/captions.jsonl";
+      std::ofstream lines(index + ".partial");
+      for (int i = 0; i < shapes->count; ++i) {
+        const std::uint64_t seed = shapes->seed + i;
+        const data::Scene scene = data::sample_scene(seed);
+        char name[32];
+        std::snprintf(name, sizeof name, "%08d.png", i);
+        eval::write_rgb_png(shapes->out + "/" + name, data::render_scene(scene));
+        lines << nlohmann::json{{"file", name}, {"seed", seed}, {"caption", scene.caption()},
+                                {"family", data::family_name(scene.family)}}.dump()
+              << "\n";
+      }
+      lines.close();
+      if (!lines || std::rename((index + ".partial").c_str(), index.c_str()) != 0) throw Error("cannot write " + index);
+      std::cout << "wrote " << shapes->count << " images and " << index << "\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct CheckArgs {
+    std::string prompt;
+    std::string image;
+    int ground_truth = 0;
+    std::uint64_t seed = 1000000;
+  };
+  auto check = std::make_shared<CheckArgs>();
+  CLI::App* c = app.add_subcommand("check", "Score an image against a shapes prompt (exit 0 pass, 3 fail)");
+  c->add_option("--prompt", check->prompt, "The shapes caption the image should show");
+  c->add_option("image", check->image, "Image file (PNG)");
+  c->add_option("--ground-truth", check->ground_truth, "Instead: score the checker on N rendered scenes")
+      ->check(CLI::Range(1, 10000000));
+  c->add_option("--seed", check->seed, "First scene seed for --ground-truth")->capture_default_str();
+  c->final_callback([check] {
+    int result = 0;
+    const int rc = run_reporting_errors([&] {
+      if (check->ground_truth > 0) return check_ground_truth(check->ground_truth, check->seed);
+      if (check->prompt.empty() || check->image.empty()) throw Error("check needs --prompt and an image (or --ground-truth N)");
+      const eval::CheckReport report = eval::check_image(eval::read_rgb_image(check->image), eval::parse_shapes_prompt(check->prompt));
+      print_report(report);
+      if (!report.passed()) result = 3;
+    });
+    if (rc || result) throw CLI::RuntimeError(rc ? rc : result);
+  });
+}
+
+}  // namespace speculum::cli
