@@ -204,6 +204,26 @@ class TestTransformer : public QObject {
     EXPECT_ERROR(m.class_prefix(5, 1), "class 5 is outside [0, 5)");
   }
 
+  void teacher_forcing_matches_cached_decoding() {
+    const Transformer m = make_model(ConditionKind::Text);
+    const int cls = m.config().cls_token_num;
+    const std::vector<std::vector<int>> words = {{3, 7}, {1, 2, 4, 9}};
+    const at::Tensor tokens = at::tensor({5, 1, 30, 2, 8, 8, 0, 17, 4, 4, 4, 31}, at::kLong).reshape({2, 6});
+    const auto [prefix, attendable] = m.caption_batch(words, {false, true});
+    const at::Tensor teacher = m.forward_teacher(prefix, attendable, tokens);
+    QCOMPARE(teacher.sizes().vec(), (std::vector<std::int64_t>{2, 6, 32}));
+    for (int b = 0; b < 2; ++b) {
+      // Row 0 is conditional; row 1 is the null caption under row 1's padding, i.e. the CFG uncond row.
+      const ConditionPrefix p = m.text_prefix(words[b], 2);
+      KVCache cache = m.make_cache(2, 0);
+      const at::Tensor first = m.forward(prefix_of(m, p), cache).logits.narrow(1, cls - 1, 1);
+      std::vector<std::int64_t> t(tokens[b].data_ptr<std::int64_t>(), tokens[b].data_ptr<std::int64_t>() + 5);
+      const at::Tensor rest = m.forward(image_tokens(t, {0, 1, 2, 3, 4}, cls), cache).logits;
+      const at::Tensor cached = at::cat({first, rest}, 1)[b];  // row b of the CFG pair
+      QVERIFY2(max_diff(teacher[b], cached) < kTolerance, qPrintable(QString("row %1").arg(b)));
+    }
+  }
+
   void text_prefix_pads_on_the_left_and_masks_padding() {
     const Transformer m = make_model(ConditionKind::Text);
     const ConditionPrefix p = m.text_prefix({3, 7}, 2);

@@ -31,5 +31,6 @@ void add_inspect_command(CLI::App& app);
 void add_init_random_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_data_commands(CLI::App& app);  // data shapes, check
+void add_train_commands(CLI::App& app);  // train vq, train target
 
 }  // namespace speculum::cli

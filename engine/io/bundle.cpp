@@ -28,6 +28,25 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
 
 }  // namespace
 
+VqConfig read_tokenizer_section(const JsonFields& tok) {
+  VqConfig vq;
+  vq.codebook_size = tok.integer("codebook_size");
+  vq.codebook_dim = tok.integer("codebook_dim");
+  vq.z_channels = tok.integer("z_channels");
+  vq.ch = tok.integer("ch");
+  vq.ch_mult = tok.integers("ch_mult");
+  vq.num_res_blocks = tok.integer("num_res_blocks");
+  vq.norm_groups = tok.integer("norm_groups", 32);
+  vq.has_encoder = tok.boolean("encoder", true);
+  return vq;
+}
+
+nlohmann::json tokenizer_section(const VqConfig& vq, const std::string& weights) {
+  return {{"codebook_size", vq.codebook_size}, {"codebook_dim", vq.codebook_dim}, {"z_channels", vq.z_channels},
+          {"ch", vq.ch}, {"ch_mult", vq.ch_mult}, {"num_res_blocks", vq.num_res_blocks},
+          {"norm_groups", vq.norm_groups}, {"encoder", vq.has_encoder}, {"weights", weights}};
+}
+
 BundleManifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
   const nlohmann::json doc = parse_untrusted_json(read_text_file(path, kMaxManifestBytes), path, 16);
@@ -45,17 +64,9 @@ BundleManifest read_manifest(const std::string& dir) {
   if (grid.size() != 2 || grid[0] <= 0 || grid[1] <= 0)
     throw Error(path + ": field 'image.grid' must be [rows, cols] with positive entries");
 
-  const JsonFields tok = root.object("tokenizer");
-  VqConfig& vq = m.tokenizer;
-  vq.codebook_size = tok.integer("codebook_size");
-  vq.codebook_dim = tok.integer("codebook_dim");
-  vq.z_channels = tok.integer("z_channels");
-  vq.ch = tok.integer("ch");
-  vq.ch_mult = tok.integers("ch_mult");
-  vq.num_res_blocks = tok.integer("num_res_blocks");
-  vq.norm_groups = tok.integer("norm_groups", 32);
-  vq.has_encoder = tok.boolean("encoder", true);
-  m.tokenizer_weights = tok.string("weights");
+  m.tokenizer = read_tokenizer_section(root.object("tokenizer"));
+  const VqConfig& vq = m.tokenizer;
+  m.tokenizer_weights = root.object("tokenizer").string("weights");
 
   const JsonFields tgt = root.object("target");
   GptConfig& g = m.target;
@@ -110,10 +121,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
       {"format", kBundleFormat},
       {"name", m.name},
       {"image", {{"size", m.image_size}, {"grid", {g.grid_rows, g.grid_cols}}}},
-      {"tokenizer",
-       {{"codebook_size", vq.codebook_size}, {"codebook_dim", vq.codebook_dim}, {"z_channels", vq.z_channels},
-        {"ch", vq.ch}, {"ch_mult", vq.ch_mult}, {"num_res_blocks", vq.num_res_blocks},
-        {"norm_groups", vq.norm_groups}, {"encoder", vq.has_encoder}, {"weights", m.tokenizer_weights}}},
+      {"tokenizer", tokenizer_section(vq, m.tokenizer_weights)},
       {"target",
        {{"dim", g.dim}, {"n_layer", g.n_layer}, {"n_head", g.n_head}, {"ffn_dim", g.ffn_hidden()},
         {"vocab_size", g.vocab_size}, {"rope_base", g.rope_base}, {"norm_eps", g.norm_eps},

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "models/model_config.h"
 
 namespace speculum {
@@ -26,6 +28,11 @@ struct BundleManifest {
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
 };
+
+class JsonFields;
+// The manifest's "tokenizer" object, also written alone by `speculum-cli train vq` (tokenizer.json).
+VqConfig read_tokenizer_section(const JsonFields& section);
+nlohmann::json tokenizer_section(const VqConfig& config, const std::string& weights);
 
 // Reads and checks the manifest (fields, types, consistency between tokenizer, target and image size).
 BundleManifest read_manifest(const std::string& dir);

@@ -90,39 +90,106 @@ ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const
 
   const int begin = cache.append_slots(in.positions, in.attendable);
   try {
-    const int end = begin + n, heads = config_.n_head, hd = config_.head_dim();
     const at::Tensor rope = rope_table_.index_select(0, at::tensor(in.positions, at::kLong).to(device_));
-    const at::Tensor bias = visibility_bias(in, cache, begin, n);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-    for (int l = 0; l < config_.n_layer; ++l) {
-      const Layer& L = layers_[l];
-      const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv);
-      // q and k rotate together: [rows, N, 2 * heads, hd]
-      const auto qk = apply_rope(qkv.narrow(-1, 0, 2 * config_.dim).reshape({rows, n, 2 * heads, hd}), rope)
-                          .transpose(1, 2)
-                          .split(heads, 1);
-      const at::Tensor& q = qk[0];
-      const at::Tensor& k = qk[1];
-      const at::Tensor v = qkv.narrow(-1, 2 * config_.dim, config_.dim).reshape({rows, n, heads, hd}).transpose(1, 2);
-      cache.write(l, begin, k, v);
-      const at::Tensor scores = at::matmul(q, cache.keys(l, end).transpose(2, 3)) * scale + bias;
-      const at::Tensor attn = at::matmul(at::softmax(scores, -1), cache.values(l, end));
-      x = x + at::linear(attn.transpose(1, 2).reshape({rows, n, config_.dim}), L.wo);
-      const at::Tensor h = rms_norm(x, L.ffn_norm);
-      x = x + at::linear(at::silu(at::linear(h, L.w1)) * at::linear(h, L.w3), L.w2);
-    }
+    x = run_blocks(x, rope, visibility_bias(in, cache, begin, n), &cache, begin);
     ForwardOutput out;
     const int m = in.logits_last < 0 ? n : std::min(in.logits_last, n);
-    if (m > 0)
-      out.logits = at::linear(rms_norm(x.narrow(1, n - m, m), weight(weights_, "norm.weight")),
-                              weight(weights_, "output.weight"))
-                       .to(at::kFloat);
+    if (m > 0) out.logits = logits_of(x.narrow(1, n - m, m));
     if (in.want_hidden) out.hidden = x;
     return out;
   } catch (...) {
     cache.truncate(begin);
     throw;
   }
+}
+
+at::Tensor Transformer::run_blocks(at::Tensor x, const at::Tensor& rope, const at::Tensor& bias, KVCache* cache,
+                                   int begin) const {
+  const int rows = static_cast<int>(x.size(0)), n = static_cast<int>(x.size(1));
+  const int heads = config_.n_head, hd = config_.head_dim();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const Layer& L = layers_[l];
+    const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv);
+    // q and k rotate together: [rows, N, 2 * heads, hd]
+    const auto qk = apply_rope(qkv.narrow(-1, 0, 2 * config_.dim).reshape({rows, n, 2 * heads, hd}), rope)
+                        .transpose(1, 2)
+                        .split(heads, 1);
+    const at::Tensor& q = qk[0];
+    at::Tensor k = qk[1];
+    at::Tensor v = qkv.narrow(-1, 2 * config_.dim, config_.dim).reshape({rows, n, heads, hd}).transpose(1, 2);
+    if (cache) {
+      cache->write(l, begin, k, v);
+      k = cache->keys(l, begin + n);
+      v = cache->values(l, begin + n);
+    }
+    const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
+    const at::Tensor attn = at::matmul(at::softmax(scores, -1), v);
+    x = x + at::linear(attn.transpose(1, 2).reshape({rows, n, config_.dim}), L.wo);
+    const at::Tensor h = rms_norm(x, L.ffn_norm);
+    x = x + at::linear(at::silu(at::linear(h, L.w1)) * at::linear(h, L.w3), L.w2);
+  }
+  return x;
+}
+
+at::Tensor Transformer::logits_of(const at::Tensor& hidden) const {
+  return at::linear(rms_norm(hidden, weight(weights_, "norm.weight")), weight(weights_, "output.weight")).to(at::kFloat);
+}
+
+at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
+                                        const at::Tensor& tokens) const {
+  const auto b = tokens.size(0), n = tokens.size(1), l = prefix_embeddings.size(1);
+  if (l != config_.cls_token_num || prefix_embeddings.size(0) != b)
+    throw Error("forward_teacher: prefix must be [B, cls_token_num, dim] with the tokens' batch size");
+  const at::Tensor images = weight(weights_, "tok_embeddings.weight").index_select(0, tokens.narrow(1, 0, n - 1).reshape({-1}).to(device_));
+  const at::Tensor x = at::cat({prefix_embeddings.to(device_), images.reshape({b, n - 1, config_.dim})}, 1);
+  const auto t = l + n - 1;
+  std::vector<std::int64_t> positions(t);
+  for (std::int64_t i = 0; i < t; ++i) positions[i] = i;  // prefix rows are zero; image i sits at cls + i
+  const at::Tensor rope = rope_table_.index_select(0, at::tensor(positions, at::kLong).to(device_));
+  // Row b's query i may see key j <= i if j is an image slot or an attendable prefix slot (or j == i).
+  const auto bool_opts = at::TensorOptions().dtype(at::kBool).device(device_);
+  const at::Tensor keys = at::cat({prefix_attendable.to(device_, at::kBool), at::ones({b, n - 1}, bool_opts)}, 1);
+  const at::Tensor visible = (at::ones({t, t}, bool_opts).tril().unsqueeze(0) & keys.unsqueeze(1)) | at::eye(t, bool_opts).unsqueeze(0);
+  const at::Tensor bias = at::zeros({b, 1, t, t}, at::TensorOptions().device(device_)).masked_fill(visible.logical_not().unsqueeze(1), kMaskedOut);
+  const at::Tensor hidden = run_blocks(x, rope, bias, nullptr, 0);
+  return logits_of(hidden.narrow(1, l - 1, n));
+}
+
+at::Tensor Transformer::caption_features(const std::vector<int>& word_ids) const {
+  const int length = config_.cls_token_num, words = static_cast<int>(word_ids.size());
+  if (words > length)
+    throw Error("the prompt has " + std::to_string(words) + " words; this model reads at most " + std::to_string(length));
+  for (int id : word_ids)
+    if (id < 0 || id >= config_.text_vocab_size) throw Error("text token id " + std::to_string(id) + " out of range");
+  const at::Tensor table = weight(weights_, "text_encoder.word_embeddings.weight");
+  if (words == 0) return at::zeros({length, config_.caption_dim}, table.options());
+  const at::Tensor ids = at::tensor(std::vector<std::int64_t>(word_ids.begin(), word_ids.end()), at::kLong);
+  const at::Tensor picked = table.index_select(0, ids.to(device_));
+  return at::cat({at::zeros({length - words, config_.caption_dim}, table.options()), picked});
+}
+
+at::Tensor Transformer::project_caption(const at::Tensor& features) const {
+  const at::Tensor hidden = at::gelu(at::linear(features, weight(weights_, "cls_embedding.cap_proj.fc1.weight")), "tanh");
+  return at::linear(hidden, weight(weights_, "cls_embedding.cap_proj.fc2.weight"));
+}
+
+std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<std::vector<int>>& word_ids,
+                                                             const std::vector<bool>& null_caption) const {
+  if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
+  const int length = config_.cls_token_num;
+  const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding");
+  std::vector<at::Tensor> features;
+  std::vector<char> attendable;
+  for (std::size_t b = 0; b < word_ids.size(); ++b) {
+    features.push_back(b < null_caption.size() && null_caption[b] ? null : caption_features(word_ids[b]));
+    const int words = static_cast<int>(word_ids[b].size());
+    for (int i = 0; i < length; ++i) attendable.push_back(i >= length - words);
+  }
+  const at::Tensor mask = at::tensor(std::vector<std::int64_t>(attendable.begin(), attendable.end()), at::kLong)
+                              .reshape({static_cast<std::int64_t>(word_ids.size()), length})
+                              .to(device_, at::kBool);
+  return {project_caption(at::stack(features)), mask};
 }
 
 ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
@@ -137,23 +204,12 @@ ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
 
 ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
-  const int length = config_.cls_token_num, words = static_cast<int>(word_ids.size());
-  if (words > length)
-    throw Error("the prompt has " + std::to_string(words) + " words; this model reads at most " + std::to_string(length));
-  for (int id : word_ids)
-    if (id < 0 || id >= config_.text_vocab_size) throw Error("text token id " + std::to_string(id) + " out of range");
-  const at::Tensor table = weight(weights_, "text_encoder.word_embeddings.weight");
-  at::Tensor features = at::zeros({length, config_.caption_dim}, table.options());
-  if (words > 0) {
-    const at::Tensor ids = at::tensor(std::vector<std::int64_t>(word_ids.begin(), word_ids.end()), at::kLong);
-    features.narrow(0, length - words, words).copy_(table.index_select(0, ids.to(device_)));
-  }
-  at::Tensor batch = features.unsqueeze(0);
+  at::Tensor batch = caption_features(word_ids).unsqueeze(0);
   if (rows > 1) batch = at::cat({batch, weight(weights_, "cls_embedding.uncond_embedding").unsqueeze(0)});
-  const at::Tensor hidden = at::gelu(at::linear(batch, weight(weights_, "cls_embedding.cap_proj.fc1.weight")), "tanh");
+  const int length = config_.cls_token_num, words = static_cast<int>(word_ids.size());
   std::vector<char> attendable(length, 0);
   std::fill(attendable.end() - words, attendable.end(), 1);
-  return {at::linear(hidden, weight(weights_, "cls_embedding.cap_proj.fc2.weight")), attendable};
+  return {project_caption(batch), attendable};
 }
 
 std::vector<std::int64_t> Transformer::prefix_positions() const {

@@ -50,6 +50,16 @@ class Transformer {
   // Appends the N new tokens to `cache` (rolled back if the pass throws) and returns their logits.
   ForwardOutput forward(const ForwardInput& input, KVCache& cache) const;
 
+  // Teacher forcing for training: one pass over [prefix ; tokens[:, :-1]] with a causal mask and each
+  // row's own prefix padding (`prefix_attendable` [B, L] bool). Returns logits [B, N, V] where row b,
+  // column i predicts tokens[b, i].
+  at::Tensor forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
+                             const at::Tensor& tokens) const;
+  // Caption prefixes for a training batch: [B, L, dim] embeddings and [B, L] attendable; rows with
+  // `null_caption[b]` get the learned null caption (classifier-free guidance dropout) under the same mask.
+  std::pair<at::Tensor, at::Tensor> caption_batch(const std::vector<std::vector<int>>& word_ids,
+                                                  const std::vector<bool>& null_caption) const;
+
   ConditionPrefix class_prefix(int class_id, int rows) const;
   // `word_ids` are text-vocabulary ids, at most cls_token_num of them; they are left-padded.
   ConditionPrefix text_prefix(const std::vector<int>& word_ids, int rows) const;
@@ -63,6 +73,12 @@ class Transformer {
   };
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor visibility_bias(const ForwardInput& input, const KVCache& cache, int begin, int n) const;
+  // The blocks over x [rows, N, dim]; with a cache, keys and values go to slots [begin, begin + N) and
+  // attention spans the cache, else it spans x itself. `bias` broadcasts to [rows, heads, N, keys].
+  at::Tensor run_blocks(at::Tensor x, const at::Tensor& rope, const at::Tensor& bias, KVCache* cache, int begin) const;
+  at::Tensor caption_features(const std::vector<int>& word_ids) const;  // [L, caption_dim], left-padded
+  at::Tensor project_caption(const at::Tensor& features) const;         // [B, L, caption_dim] -> [B, L, dim]
+  at::Tensor logits_of(const at::Tensor& hidden) const;
 
   GptConfig config_;
   TensorMap weights_;

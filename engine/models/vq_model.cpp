@@ -61,14 +61,21 @@ at::Tensor VqModel::normalized_codebook() const {
   return book / book.norm(2, 1, true).clamp_min(1e-12);
 }
 
+at::Tensor VqModel::code_vectors(const at::Tensor& codes) const {
+  const at::Tensor z = normalized_codebook().index_select(0, codes.reshape({-1}).to(device_, at::kLong));
+  return z.reshape({codes.size(0), codes.size(1), codes.size(2), config_.codebook_dim}).permute({0, 3, 1, 2});
+}
+
 at::Tensor VqModel::decode(const at::Tensor& codes) const {
   if (codes.dim() != 3) throw Error("VQ decode expects codes [B, rows, cols]");
   if (codes.numel() > 0 && (codes.min().item<std::int64_t>() < 0 || codes.max().item<std::int64_t>() >= config_.codebook_size))
     throw Error("VQ decode: a code is outside [0, " + std::to_string(config_.codebook_size) + ")");
+  return decode_latent(code_vectors(codes)).clamp(-1.0, 1.0);
+}
+
+at::Tensor VqModel::decode_latent(const at::Tensor& latent) const {
   const int levels = static_cast<int>(config_.ch_mult.size());
-  at::Tensor z = normalized_codebook().index_select(0, codes.reshape({-1}).to(device_, at::kLong));
-  z = z.reshape({codes.size(0), codes.size(1), codes.size(2), config_.codebook_dim}).permute({0, 3, 1, 2});
-  at::Tensor h = conv(conv(z, "post_quant_conv", 0), "decoder.conv_in", 1);
+  at::Tensor h = conv(conv(latent, "post_quant_conv", 0), "decoder.conv_in", 1);
   h = mid(h, "decoder");
   for (int level = 0; level < levels; ++level) {
     const std::string p = "decoder.conv_blocks." + std::to_string(level);
@@ -78,10 +85,12 @@ at::Tensor VqModel::decode(const at::Tensor& codes) const {
     }
     if (level != levels - 1) h = conv(at::upsample_nearest2d(h, {h.size(2) * 2, h.size(3) * 2}), p + ".upsample.conv", 1);
   }
-  return conv(at::silu(norm(h, "decoder.norm_out")), "decoder.conv_out", 1).clamp(-1.0, 1.0);
+  return conv(at::silu(norm(h, "decoder.norm_out")), "decoder.conv_out", 1);
 }
 
-at::Tensor VqModel::encode(const at::Tensor& images) const {
+at::Tensor VqModel::encode(const at::Tensor& images) const { return nearest_codes(encode_latent(images)); }
+
+at::Tensor VqModel::encode_latent(const at::Tensor& images) const {
   if (!config_.has_encoder) throw Error("this tokenizer was shipped without its encoder");
   if (images.dim() != 4 || images.size(1) != 3) throw Error("VQ encode expects images [B, 3, H, W]");
   const int levels = static_cast<int>(config_.ch_mult.size());
@@ -99,9 +108,12 @@ at::Tensor VqModel::encode(const at::Tensor& images) const {
     }
   }
   h = mid(h, "encoder");
-  h = conv(conv(at::silu(norm(h, "encoder.norm_out")), "encoder.conv_out", 1), "quant_conv", 0);
-  const auto b = h.size(0), rows = h.size(2), cols = h.size(3);
-  at::Tensor z = h.permute({0, 2, 3, 1}).reshape({-1, config_.codebook_dim});
+  return conv(conv(at::silu(norm(h, "encoder.norm_out")), "encoder.conv_out", 1), "quant_conv", 0);
+}
+
+at::Tensor VqModel::nearest_codes(const at::Tensor& latent) const {
+  const auto b = latent.size(0), rows = latent.size(2), cols = latent.size(3);
+  at::Tensor z = latent.permute({0, 2, 3, 1}).reshape({-1, config_.codebook_dim});
   z = z / z.norm(2, 1, true).clamp_min(1e-12);
   // argmin |z - e|^2 over unit vectors = argmax z . e
   return at::matmul(z, normalized_codebook().t()).argmax(1).reshape({b, rows, cols});

@@ -18,6 +18,13 @@ class VqModel {
 
   at::Tensor decode(const at::Tensor& codes) const;   // -> [B, 3, H, W], clamped to [-1, 1]
   at::Tensor encode(const at::Tensor& images) const;  // -> [B, rows, cols] nearest normalised codes
+
+  // The differentiable pieces, for training: images -> latent z [B, dim, h, w] (after quant_conv),
+  // z -> nearest codes, latent -> images (unclamped).
+  at::Tensor encode_latent(const at::Tensor& images) const;
+  at::Tensor nearest_codes(const at::Tensor& latent) const;  // [B, h, w], by cosine (both L2-normalised)
+  at::Tensor code_vectors(const at::Tensor& codes) const;    // [B, dim, h, w] normalised codebook rows
+  at::Tensor decode_latent(const at::Tensor& latent) const;
   at::Tensor normalized_codebook() const;             // [codebook_size, codebook_dim]
   // The code closest to the mean of the normalised codebook: fills unknown cells in previews.
   int neutral_code() const { return neutral_code_; }

@@ -1,0 +1,210 @@
+// speculum-cli train vq: the project's own VQ tokenizer on the shapes data (resumable; Ctrl-C stops
+// after a checkpoint). Output: <out>/vq.safetensors and <out>/tokenizer.json.
+#include <ATen/Parallel.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <c10/core/InferenceMode.h>
+
+#include "cli/cli_options.h"
+#include "data/image_batches.h"
+#include "models/model_config.h"
+#include "data/shapes_scene.h"
+#include "io/bundle.h"
+#include "io/json_fields.h"
+#include "models/text_vocabulary.h"
+#include "models/vq_model.h"
+#include "train/target_trainer.h"
+#include "train/vq_trainer.h"
+
+namespace speculum::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void request_stop(int) { g_stop = true; }
+
+VqConfig read_vq_run(const std::string& vq_dir) {
+  const std::string path = vq_dir + "/tokenizer.json";
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open '" + path + "' (train the tokenizer first: speculum-cli train vq --out " + vq_dir + ")");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json doc = parse_untrusted_json(text.str(), path, 4);
+  return read_tokenizer_section(JsonFields(doc, path));
+}
+
+// The default target: LlamaGen GPT at about 7M parameters, reading shapes captions word by word.
+BundleManifest default_manifest(const VqConfig& tokenizer) {
+  BundleManifest m;
+  m.name = "speculum-shapes";
+  m.tokenizer = tokenizer;
+  GptConfig& g = m.target;
+  g.dim = 256;
+  g.n_layer = 8;
+  g.n_head = 4;
+  g.vocab_size = tokenizer.codebook_size;
+  g.grid_rows = g.grid_cols = data::kShapesImageSize / tokenizer.downsample_factor();
+  g.condition = ConditionKind::Text;
+  m.text_vocab = data::caption_vocabulary();
+  g.text_vocab_size = static_cast<int>(m.text_vocab.size());
+  g.cls_token_num = 16;
+  g.caption_dim = 128;
+  m.image_size = data::kShapesImageSize;
+  return m;
+}
+
+}  // namespace
+
+void add_train_commands(CLI::App& app) {
+  CLI::App* train = app.add_subcommand("train", "Train the default model's parts");
+  train->require_subcommand(1);
+
+  struct VqArgs {
+    std::string out;
+    VqConfig config;
+    VqTrainParams params;
+    int batch = 32;
+    int crop = 32;
+    int held_out = 256;
+    int threads = 2;
+  };
+  auto a = std::make_shared<VqArgs>();
+  a->config.codebook_size = 1024;
+  a->config.codebook_dim = 8;
+  a->config.ch = 48;
+  a->config.ch_mult = {1, 1, 2};
+  a->config.z_channels = 64;
+  a->config.num_res_blocks = 1;
+  a->config.norm_groups = 16;
+  CLI::App* vq = train->add_subcommand("vq", "Train the VQ tokenizer on shapes (64x64 -> 16x16 codes)");
+  vq->add_option("--out", a->out, "Run folder (checkpoints, log.csv, final weights); resumes if it has a checkpoint")->required();
+  vq->add_option("--steps", a->params.schedule.steps, "Optimisation steps")->capture_default_str();
+  vq->add_option("--lr", a->params.schedule.peak_lr, "Peak learning rate (cosine schedule)")->capture_default_str();
+  vq->add_option("--batch", a->batch, "Images per step")->capture_default_str();
+  vq->add_option("--crop", a->crop, "Train on random crops of this side (multiple of 4, <= 64)")->check(CLI::Range(8, 64))->capture_default_str();
+  vq->add_option("--codebook", a->config.codebook_size, "Codebook size")->capture_default_str();
+  vq->add_option("--ch", a->config.ch, "Base channels")->capture_default_str();
+  vq->add_option("--norm-groups", a->config.norm_groups, "GroupNorm groups (must divide every channel count)")->capture_default_str();
+  vq->add_option("--held-out", a->held_out, "Held-out shapes images for PSNR")->capture_default_str();
+  vq->add_option("--seed", a->params.seed, "Seed (weights and data)")->capture_default_str();
+  vq->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
+  vq->add_option("--checkpoint-every", a->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  vq->final_callback([a] {
+    const int rc = run_reporting_errors([&] {
+      validate_config(a->config);
+      if (a->crop % a->config.downsample_factor() != 0) throw Error("--crop must be a multiple of the downsampling factor");
+      at::set_num_threads(a->threads);
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+      std::filesystem::create_directories(a->out);
+      std::cout << "VQ: " << parameter_count(vq_tensor_specs(a->config)) << " parameters, " << a->params.schedule.steps
+                << " steps of " << a->batch << " crops of " << a->crop << " px\n";
+      const std::vector<HeldOutImages> held_out = {{"shapes", data::shapes_images(900000000, a->held_out)}};
+      const TensorMap weights = train_vq(a->config, a->params, a->out,
+                                         data::shapes_crop_batches(a->params.seed, a->batch, a->crop, a->config.downsample_factor()),
+                                         held_out, [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+      save_tensors(a->out + "/vq.safetensors", weights);
+      std::ofstream(a->out + "/tokenizer.json") << tokenizer_section(a->config, "vq.safetensors").dump(2) << "\n";
+      std::cout << "wrote " << a->out << "/vq.safetensors\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct TokenizeArgs {
+    std::string vq, out;
+    int count = 20000;
+    std::uint64_t seed = 0;
+  };
+  auto t = std::make_shared<TokenizeArgs>();
+  CLI::App* tok = train->add_subcommand("tokenize", "Render shapes scenes and encode them with a trained tokenizer");
+  tok->add_option("--vq", t->vq, "VQ run folder (tokenizer.json, vq.safetensors)")->required();
+  tok->add_option("--out", t->out, "Corpus file (.safetensors)")->required();
+  tok->add_option("--count", t->count, "Scenes")->capture_default_str();
+  tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
+  tok->final_callback([t] {
+    const int rc = run_reporting_errors([&] {
+      const VqConfig config = read_vq_run(t->vq);
+      const VqModel vq(config, load_tensors(SafetensorsFile::open(t->vq + "/vq.safetensors"), vq_tensor_specs(config), at::kCPU), at::kCPU);
+      const TextVocabulary vocabulary(data::caption_vocabulary());
+      c10::InferenceMode inference;
+      TokenizedCorpus corpus;
+      std::vector<at::Tensor> codes;
+      for (int i = 0; i < t->count; i += 64) {
+        const int n = std::min(64, t->count - i);
+        codes.push_back(vq.encode(data::shapes_images(t->seed + i, n)).reshape({n, -1}));
+        for (int j = 0; j < n; ++j) corpus.words.push_back(vocabulary.encode(data::sample_scene(t->seed + i + j).caption()));
+        if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
+      }
+      corpus.codes = at::cat(codes);
+      corpus.save(t->out, 16);
+      std::cout << "wrote " << t->out << " (" << corpus.size() << " images x " << corpus.codes.size(1) << " tokens)\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct TargetArgs {
+    std::string vq, corpus, held_out, out;
+    TargetTrainParams params;
+    int threads = 2;
+  };
+  auto g = std::make_shared<TargetArgs>();
+  CLI::App* target = train->add_subcommand("target", "Train the text-conditioned target on a tokenised corpus");
+  target->add_option("--vq", g->vq, "VQ run folder")->required();
+  target->add_option("--corpus", g->corpus, "Training corpus (from train tokenize)")->required();
+  target->add_option("--held-out", g->held_out, "Held-out corpus for validation loss");
+  target->add_option("--out", g->out, "Run folder; resumes if it has a checkpoint")->required();
+  target->add_option("--steps", g->params.schedule.steps, "Optimisation steps")->capture_default_str();
+  target->add_option("--lr", g->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
+  target->add_option("--batch", g->params.batch, "Sequences per step")->capture_default_str();
+  target->add_option("--seed", g->params.seed, "Seed")->capture_default_str();
+  target->add_option("--threads", g->threads, "LibTorch threads")->capture_default_str();
+  target->add_option("--checkpoint-every", g->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  target->final_callback([g] {
+    const int rc = run_reporting_errors([&] {
+      at::set_num_threads(g->threads);
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+      BundleManifest m = default_manifest(read_vq_run(g->vq));
+      std::filesystem::create_directories(g->out);
+      write_manifest(m, g->out);  // the run's architecture, for `train bundle`
+      const TokenizedCorpus corpus = TokenizedCorpus::load(g->corpus);
+      const TokenizedCorpus held_out = g->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(g->held_out);
+      std::cout << "target: " << parameter_count(gpt_tensor_specs(m.target)) << " parameters, " << corpus.size()
+                << " training images, " << g->params.schedule.steps << " steps of " << g->params.batch << "\n";
+      train_target(m.target, g->params, g->out, corpus, held_out, [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct BundleArgs {
+    std::string vq, target, out;
+    bool fp16 = true;
+  };
+  auto b = std::make_shared<BundleArgs>();
+  CLI::App* bundle = train->add_subcommand("bundle", "Assemble a bundle from a VQ run and a target run's latest checkpoint");
+  bundle->add_option("--vq", b->vq, "VQ run folder")->required();
+  bundle->add_option("--target", b->target, "Target run folder")->required();
+  bundle->add_option("--out", b->out, "Bundle folder")->required();
+  bundle->add_flag("--fp16,!--fp32", b->fp16, "Store weights as F16 (default) or F32");
+  bundle->final_callback([b] {
+    const int rc = run_reporting_errors([&] {
+      BundleManifest m = read_manifest(b->target);
+      const std::string weights = checkpoint_dir(b->target) + "/weights.safetensors";
+      const DType storage = b->fp16 ? DType::F16 : DType::F32;
+      std::filesystem::create_directories(b->out);
+      save_tensors(b->out + "/" + m.target_weights, load_tensors(SafetensorsFile::open(weights), gpt_tensor_specs(m.target), at::kCPU), storage);
+      save_tensors(b->out + "/" + m.tokenizer_weights,
+                   load_tensors(SafetensorsFile::open(b->vq + "/vq.safetensors"), vq_tensor_specs(m.tokenizer), at::kCPU), storage);
+      write_manifest(m, b->out);
+      std::cout << "wrote bundle " << b->out << "\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace speculum::cli

@@ -1,0 +1,44 @@
+#include "data/image_batches.h"
+
+#include "data/shapes_render.h"
+#include <cstring>
+
+#include "sampling/counter_rng.h"
+
+namespace speculum::data {
+
+at::Tensor image_to_tensor(const cv::Mat& rgb) {
+  const at::Tensor hwc = at::from_blob(const_cast<std::uint8_t*>(rgb.ptr<std::uint8_t>()), {rgb.rows, rgb.cols, 3},
+                                       {static_cast<std::int64_t>(rgb.step[0]), 3, 1}, at::kByte);
+  return hwc.permute({2, 0, 1}).to(at::kFloat).div(127.5).sub(1.0).contiguous();
+}
+
+cv::Mat tensor_to_image(const at::Tensor& chw) {
+  const at::Tensor hwc = ((chw.detach().to(at::kCPU, at::kFloat).clamp(-1, 1) + 1) * 127.5).round().to(at::kByte).permute({1, 2, 0}).contiguous();
+  cv::Mat image(static_cast<int>(hwc.size(0)), static_cast<int>(hwc.size(1)), CV_8UC3);
+  std::memcpy(image.data, hwc.data_ptr(), hwc.numel());
+  return image;
+}
+
+at::Tensor shapes_images(std::uint64_t first_seed, int count) {
+  std::vector<at::Tensor> images;
+  for (int i = 0; i < count; ++i) images.push_back(image_to_tensor(render_scene(sample_scene(first_seed + i))));
+  return at::stack(images);
+}
+
+ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int align) {
+  return [=](int step) {
+    std::vector<at::Tensor> images;
+    const int positions = (kShapesImageSize - crop) / align + 1;
+    for (int i = 0; i < batch; ++i) {
+      const std::uint64_t scene_seed = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(step) * 4096 + i));
+      const at::Tensor full = image_to_tensor(render_scene(sample_scene(scene_seed)));
+      const int y = align * static_cast<int>(counter_uniform(scene_seed, RngStream::Data, 9, 0) * positions);
+      const int x = align * static_cast<int>(counter_uniform(scene_seed, RngStream::Data, 9, 1) * positions);
+      images.push_back(full.narrow(1, y, crop).narrow(2, x, crop));
+    }
+    return at::stack(images);
+  };
+}
+
+}  // namespace speculum::data

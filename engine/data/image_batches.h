@@ -1,0 +1,23 @@
+// Images from the datasets as LibTorch batches for the trainers: [B, 3, H, W] float in [-1, 1].
+#pragma once
+
+#include <ATen/ATen.h>
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+
+#include "train/vq_trainer.h"
+
+namespace speculum::data {
+
+at::Tensor image_to_tensor(const cv::Mat& rgb);  // CV_8UC3 RGB -> [3, H, W]
+cv::Mat tensor_to_image(const at::Tensor& chw);   // [3, H, W] in [-1, 1] -> CV_8UC3 RGB
+
+// Full 64x64 renders of scenes first_seed .. first_seed + count - 1.
+at::Tensor shapes_images(std::uint64_t first_seed, int count);
+
+// Step s: `batch` fresh scenes (seeds from `seed` and s), each cropped to `crop` pixels at an offset
+// aligned to the tokenizer's `align` (so code patterns line up with full-image tokens).
+ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int align);
+
+}  // namespace speculum::data

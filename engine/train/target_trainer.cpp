@@ -1,0 +1,157 @@
+#include "train/target_trainer.h"
+
+#include <c10/core/InferenceMode.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "error.h"
+#include "models/random_weights.h"
+#include "sampling/counter_rng.h"
+
+namespace speculum {
+
+void TokenizedCorpus::save(const std::string& path, int max_words) const {
+  const auto n = size();
+  at::Tensor word_table = at::full({n, max_words}, -1, at::kInt);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (static_cast<int>(words[i].size()) > max_words) throw Error("a caption has more than " + std::to_string(max_words) + " words");
+    for (std::size_t j = 0; j < words[i].size(); ++j) word_table[i][j] = words[i][j];
+  }
+  save_tensors(path, {{"codes", codes.to(at::kInt)}, {"words", word_table}});
+}
+
+TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  const TensorInfo* codes = file.find("codes");
+  const TensorInfo* words = file.find("words");
+  if (!codes || !words || codes->dtype != DType::I32 || words->dtype != DType::I32 || codes->shape.size() != 2 ||
+      words->shape.size() != 2 || codes->shape[0] != words->shape[0])
+    throw Error("'" + path + "' is not a tokenised corpus (needs I32 'codes' [N, tokens] and 'words' [N, max_words])");
+  auto view = [&](const TensorInfo* t) {
+    return at::from_blob(const_cast<std::uint8_t*>(file.data(*t)), t->shape, at::kInt).clone();
+  };
+  TokenizedCorpus corpus;
+  corpus.codes = view(codes).to(at::kLong);
+  const at::Tensor table = view(words);
+  for (std::int64_t i = 0; i < table.size(0); ++i) {
+    std::vector<int> ids;
+    for (std::int64_t j = 0; j < table.size(1); ++j)
+      if (const int id = table[i][j].item<int>(); id >= 0) ids.push_back(id);
+    corpus.words.push_back(std::move(ids));
+  }
+  return corpus;
+}
+
+at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                       const std::vector<bool>& null_caption) {
+  std::vector<std::vector<int>> words;
+  for (auto r : rows) words.push_back(corpus.words.at(r));
+  const at::Tensor tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(model.device());
+  const auto [prefix, attendable] = model.caption_batch(words, null_caption);
+  const at::Tensor logits = model.forward_teacher(prefix, attendable, tokens);
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
+}
+
+namespace {
+
+// Scales all gradients so their global L2 norm is at most `max_norm`; returns the norm before.
+double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
+  at::NoGradGuard no_grad;
+  double squared = 0;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) squared += p.grad().pow(2).sum().item<double>();
+  const double norm = std::sqrt(squared);
+  if (norm > max_norm)
+    for (const auto& p : parameters)
+      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
+  return norm;
+}
+
+double held_out_loss(const Transformer& model, const TokenizedCorpus& held_out) {
+  c10::InferenceMode inference;
+  double total = 0;
+  int batches = 0;
+  for (std::int64_t i = 0; i < held_out.size(); i += 32, ++batches) {
+    std::vector<std::int64_t> rows;
+    for (std::int64_t j = i; j < std::min<std::int64_t>(i + 32, held_out.size()); ++j) rows.push_back(j);
+    total += target_loss(model, held_out, rows, std::vector<bool>(rows.size(), false)).item<double>();
+  }
+  return batches ? total / batches : 0;
+}
+
+}  // namespace
+
+TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
+                       const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
+                       const std::atomic<bool>* stop) {
+  if (corpus.size() == 0) throw Error("the training corpus is empty");
+  if (corpus.codes.size(1) != config.image_tokens())
+    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the model's grid has " +
+                std::to_string(config.image_tokens()));
+  const std::string ckpt = checkpoint_dir(run_dir);
+  std::filesystem::create_directories(ckpt);
+  CheckpointState state;
+  const bool resume = read_checkpoint_state(run_dir, state);
+  const auto specs = gpt_tensor_specs(config);
+  TensorMap weights = resume ? load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU)
+                             : random_weights(specs, params.seed);
+  if (!resume) {  // small initial weights, as LlamaGen: N(0, 0.02), output head zero
+    for (auto& [name, t] : weights)
+      if (t.dim() == 2) t.normal_(0, 0.02);
+    weights["output.weight"].zero_();
+  }
+  if (resume) progress("resuming target training at step " + std::to_string(state.step));
+  std::vector<at::Tensor> parameters;
+  for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
+  const Transformer model(config, weights, at::kCPU);
+
+  torch::optim::AdamW optimizer(parameters, torch::optim::AdamWOptions(params.schedule.peak_lr)
+                                                .betas({0.9, 0.95})
+                                                .weight_decay(params.weight_decay));
+  if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
+
+  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, params.schedule.steps, state.step);
+  double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
+  for (int step = state.step; step < params.schedule.steps; ++step) {
+    const double lr = params.schedule.lr_at(step);
+    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    std::vector<std::int64_t> rows;
+    std::vector<bool> dropped;
+    for (int i = 0; i < params.batch; ++i) {
+      rows.push_back(std::min<std::int64_t>(corpus.size() - 1, static_cast<std::int64_t>(
+                                                                  counter_uniform(params.seed, RngStream::Data, step, 2 * i) * corpus.size())));
+      dropped.push_back(counter_uniform(params.seed, RngStream::Data, step, 2 * i + 1) < params.caption_dropout);
+    }
+    const at::Tensor loss = target_loss(model, corpus, rows, dropped);
+    optimizer.zero_grad();
+    loss.backward();
+    const double grad_norm = clip_gradients(parameters, params.grad_clip);
+    optimizer.step();
+
+    const bool checkpoint = (step + 1) % params.checkpoint_every == 0 || step + 1 == params.schedule.steps ||
+                            (stop && stop->load());
+    if (checkpoint && held_out.size() > 0) last_held_out = held_out_loss(model, held_out);
+    if ((step + 1) % params.log_every == 0 || checkpoint) {
+      const std::vector<double> values = {loss.item<double>(), lr, grad_norm, last_held_out};
+      log.row(step + 1, values);
+      progress(log.progress(step, values));
+    }
+    if (checkpoint) {
+      save_tensors(ckpt + "/weights.safetensors", model.weights());
+      torch::save(optimizer, ckpt + "/optimizer.pt.partial");
+      std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
+      state.step = step + 1;
+      state.values["held_out_loss"] = last_held_out;
+      write_checkpoint_state(run_dir, state);
+    }
+    if (stop && stop->load()) break;
+  }
+  TensorMap out;
+  for (const auto& [name, t] : model.weights()) out[name] = t.detach().clone();
+  return out;
+}
+
+}  // namespace speculum

@@ -1,0 +1,49 @@
+// Trains the text-conditioned LlamaGen target on a tokenised corpus: next-token cross-entropy with
+// teacher forcing, caption dropout (the null caption) for classifier-free guidance, AdamW with a
+// cosine schedule and gradient clipping. Resumes from `<run_dir>/checkpoint`.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "models/tensor_io.h"
+#include "models/transformer.h"
+#include "train/training_run.h"
+
+namespace speculum {
+
+// Images as VQ codes with their captions as text-vocabulary ids; stored as safetensors
+// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1).
+struct TokenizedCorpus {
+  at::Tensor codes;  // [N, tokens] int64
+  std::vector<std::vector<int>> words;
+
+  std::int64_t size() const { return codes.defined() ? codes.size(0) : 0; }
+  void save(const std::string& path, int max_words) const;
+  static TokenizedCorpus load(const std::string& path);
+};
+
+struct TargetTrainParams {
+  TrainSchedule schedule{20000, 300, 1e-3, 0.05};
+  int batch = 32;
+  double caption_dropout = 0.1;
+  double weight_decay = 0.01;
+  double grad_clip = 1.0;
+  int log_every = 10;
+  int checkpoint_every = 100;
+  std::uint64_t seed = 0;
+};
+
+// Mean next-token cross-entropy (nats) of the images `rows` of the corpus.
+at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                       const std::vector<bool>& null_caption);
+
+// `initial` (may be empty) seeds the weights of a fresh run; a checkpoint in run_dir takes precedence.
+TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
+                       const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
+                       const std::atomic<bool>* stop = nullptr);
+
+}  // namespace speculum

@@ -1,0 +1,82 @@
+#include "train/training_run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "error.h"
+#include "io/json_fields.h"
+
+namespace speculum {
+
+double TrainSchedule::lr_at(int step) const {
+  if (step < warmup) return peak_lr * (step + 1) / warmup;
+  const double t = std::min(1.0, double(step - warmup) / std::max(1, steps - warmup));
+  const double cosine = 0.5 * (1 + std::cos(M_PI * t));
+  return peak_lr * (final_lr_fraction + (1 - final_lr_fraction) * cosine);
+}
+
+TrainingLog::TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, int first_step)
+    : columns_(std::move(columns)), total_steps_(total_steps), first_step_(first_step), start_(std::chrono::steady_clock::now()) {
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/log.csv";
+  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  csv_.open(path, std::ios::app);
+  if (!csv_) throw Error("cannot write '" + path + "'");
+  if (fresh) {
+    csv_ << "step,seconds";
+    for (const auto& c : columns_) csv_ << "," << c;
+    csv_ << "\n";
+  }
+}
+
+void TrainingLog::row(int step, const std::vector<double>& values) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  csv_ << step << "," << seconds;
+  for (double v : values) csv_ << "," << v;
+  csv_ << "\n";
+  csv_.flush();
+}
+
+std::string TrainingLog::progress(int step, const std::vector<double>& values) const {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const int done = step + 1 - first_step_;
+  const double per_step = done > 0 ? seconds / done : 0;
+  const double eta = per_step * (total_steps_ - step - 1);
+  std::ostringstream s;
+  s << "step " << step + 1 << "/" << total_steps_ << std::fixed << std::setprecision(4);
+  for (std::size_t i = 0; i < values.size() && i < columns_.size(); ++i) s << "  " << columns_[i] << " " << values[i];
+  s << std::setprecision(2) << "  " << per_step << " s/step  ETA " << int(eta / 60) << " min " << int(eta) % 60 << " s";
+  return s.str();
+}
+
+std::string checkpoint_dir(const std::string& run_dir) { return run_dir + "/checkpoint"; }
+
+bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state) {
+  const std::string path = checkpoint_dir(run_dir) + "/state.json";
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = parse_untrusted_json(text.str(), path, 4);
+  const JsonFields f(j, path);
+  state.step = f.integer("step");
+  if (j.contains("values"))
+    for (const auto& [k, v] : j["values"].items()) state.values[k] = v.get<double>();
+  return true;
+}
+
+void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state) {
+  const std::string path = checkpoint_dir(run_dir) + "/state.json", partial = path + ".partial";
+  {
+    std::ofstream out(partial);
+    out << nlohmann::json{{"step", state.step}, {"values", state.values}}.dump(2) << "\n";
+    if (!out) throw Error("cannot write '" + partial + "'");
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) throw Error("cannot write '" + path + "'");
+}
+
+}  // namespace speculum

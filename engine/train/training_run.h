@@ -1,0 +1,49 @@
+// What every trainer shares: a learning-rate schedule, progress lines with ETA, a CSV loss log, and
+// checkpoints (weights as safetensors, optimizer state, step) that a later run resumes from.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace speculum {
+
+struct TrainSchedule {
+  int steps = 5000;
+  int warmup = 200;
+  double peak_lr = 1e-3;
+  double final_lr_fraction = 0.1;
+  double lr_at(int step) const;  // linear warm-up, then cosine down to final_lr_fraction * peak
+};
+
+// Appends rows to `<dir>/log.csv` (header written once) and prints a progress line with ETA.
+class TrainingLog {
+ public:
+  TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, int first_step);
+  void row(int step, const std::vector<double>& values);
+  std::string progress(int step, const std::vector<double>& values) const;
+
+ private:
+  std::ofstream csv_;
+  std::vector<std::string> columns_;
+  int total_steps_;
+  int first_step_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Checkpoint bookkeeping in `<dir>/checkpoint/`: state.json carries the step and free-form numbers.
+struct CheckpointState {
+  int step = 0;
+  std::map<std::string, double> values;
+};
+std::string checkpoint_dir(const std::string& run_dir);
+bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state);
+void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state);  // atomic
+
+using ProgressLine = std::function<void(const std::string&)>;
+
+}  // namespace speculum

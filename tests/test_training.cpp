@@ -1,0 +1,151 @@
+// Trainers: one optimisation step lowers the loss on a fixed batch (tokenizer and target); a tokenised
+// corpus round-trips; weights saved to a bundle load back to identical logits; a short resumable run
+// continues from its checkpoint.
+#include <torch/optim/adam.h>
+
+#include "data/image_batches.h"
+#include "io/bundle.h"
+#include "models/random_weights.h"
+#include "models/text_vocabulary.h"
+#include "test_helpers.h"
+#include "train/target_trainer.h"
+#include "train/vq_trainer.h"
+
+using namespace speculum;
+
+namespace {
+
+VqConfig tiny_vq() {
+  VqConfig c;
+  c.codebook_size = 64;
+  c.ch = 16;
+  c.ch_mult = {1, 2};
+  c.z_channels = 16;
+  c.num_res_blocks = 1;
+  c.norm_groups = 8;
+  return c;
+}
+
+GptConfig tiny_gpt() {
+  GptConfig c;
+  c.dim = 64;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.vocab_size = 64;
+  c.grid_rows = c.grid_cols = 4;
+  c.condition = ConditionKind::Text;
+  c.cls_token_num = 8;
+  c.caption_dim = 16;
+  c.text_vocab_size = 12;
+  return c;
+}
+
+TensorMap trainable(TensorMap weights) {
+  for (auto& [name, t] : weights) t.requires_grad_(true);
+  return weights;
+}
+
+std::vector<at::Tensor> values(const TensorMap& weights) {
+  std::vector<at::Tensor> out;
+  for (const auto& [name, t] : weights) out.push_back(t);
+  return out;
+}
+
+TokenizedCorpus small_corpus(int n) {
+  TokenizedCorpus corpus;
+  corpus.codes = at::randint(0, 64, {n, 16}, at::kLong);
+  for (int i = 0; i < n; ++i) corpus.words.push_back({i % 12, (i * 5) % 12, 3});
+  return corpus;
+}
+
+}  // namespace
+
+class TestTraining : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private Q_SLOTS:
+  void initTestCase() { at::manual_seed(0); }
+
+  void vq_step_lowers_the_loss() {
+    VqModel model(tiny_vq(), trainable(random_weights(vq_tensor_specs(tiny_vq()), 1)), at::kCPU);
+    const at::Tensor images = data::shapes_images(0, 8).narrow(2, 0, 32).narrow(3, 0, 32);
+    torch::optim::Adam optimizer(values(model.weights()), torch::optim::AdamOptions(1e-3));
+    const double before = vq_loss(model, images, 0.25).total.item<double>();
+    for (int i = 0; i < 3; ++i) {
+      optimizer.zero_grad();
+      vq_loss(model, images, 0.25).total.backward();
+      optimizer.step();
+    }
+    const double after = vq_loss(model, images, 0.25).total.item<double>();
+    QVERIFY2(after < before, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+  }
+
+  void target_step_lowers_the_loss() {
+    const Transformer model(tiny_gpt(), trainable(random_weights(gpt_tensor_specs(tiny_gpt()), 2)), at::kCPU);
+    const TokenizedCorpus corpus = small_corpus(8);
+    const std::vector<std::int64_t> rows = {0, 1, 2, 3, 4, 5, 6, 7};
+    const std::vector<bool> dropped = {false, true, false, false, false, false, true, false};
+    torch::optim::Adam optimizer(values(model.weights()), torch::optim::AdamOptions(1e-3));
+    const double before = target_loss(model, corpus, rows, dropped).item<double>();
+    for (int i = 0; i < 3; ++i) {
+      optimizer.zero_grad();
+      target_loss(model, corpus, rows, dropped).backward();
+      optimizer.step();
+    }
+    const double after = target_loss(model, corpus, rows, dropped).item<double>();
+    QVERIFY2(after < before, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+  }
+
+  void corpus_round_trips() {
+    const TokenizedCorpus corpus = small_corpus(5);
+    const std::string path = dir_.path().toStdString() + "/corpus.safetensors";
+    corpus.save(path, 8);
+    const TokenizedCorpus back = TokenizedCorpus::load(path);
+    QVERIFY(at::equal(back.codes, corpus.codes));
+    QCOMPARE(back.words, corpus.words);
+    EXPECT_ERROR(TokenizedCorpus::load(test::bundles_dir() + "/tiny-text/target.safetensors"), "is not a tokenised corpus");
+  }
+
+  void saved_bundle_gives_identical_logits() {
+    const GptConfig config = tiny_gpt();
+    const TensorMap weights = random_weights(gpt_tensor_specs(config), 3);
+    const std::string path = dir_.path().toStdString() + "/target.safetensors";
+    save_tensors(path, weights);
+    const Transformer original(config, weights, at::kCPU);
+    const Transformer loaded(config, load_tensors(SafetensorsFile::open(path), gpt_tensor_specs(config), at::kCPU), at::kCPU);
+    const TokenizedCorpus corpus = small_corpus(2);
+    const auto [p1, a1] = original.caption_batch(corpus.words, {false, false});
+    const auto [p2, a2] = loaded.caption_batch(corpus.words, {false, false});
+    QVERIFY(at::equal(original.forward_teacher(p1, a1, corpus.codes), loaded.forward_teacher(p2, a2, corpus.codes)));
+  }
+
+  void short_target_run_resumes_from_its_checkpoint() {
+    const std::string run = dir_.path().toStdString() + "/run";
+    TargetTrainParams params;
+    params.schedule = {4, 1, 1e-3, 0.1};
+    params.batch = 4;
+    params.checkpoint_every = 2;
+    const TokenizedCorpus corpus = small_corpus(16);
+    std::atomic<bool> stop{false};
+    int lines = 0;
+    auto progress = [&](const std::string&) {
+      if (++lines == 1) stop = true;  // stop at the first logged (checkpoint) step
+    };
+    train_target(tiny_gpt(), params, run, corpus, {}, progress, &stop);
+    CheckpointState state;
+    QVERIFY(read_checkpoint_state(run, state));
+    QCOMPARE(state.step, 2);
+    std::vector<std::string> resumed;
+    const TensorMap final_weights =
+        train_target(tiny_gpt(), params, run, corpus, {}, [&](const std::string& line) { resumed.push_back(line); });
+    QVERIFY(resumed.front().find("resuming target training at step 2") != std::string::npos);
+    QVERIFY(read_checkpoint_state(run, state));
+    QCOMPARE(state.step, 4);
+    QVERIFY(final_weights.count("layers.1.feed_forward.w2.weight"));
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTraining)
+#include "test_training.moc"
