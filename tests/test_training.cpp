@@ -3,7 +3,12 @@
 // continues from its checkpoint.
 #include <torch/optim/adam.h>
 
+#include <QDir>
+#include <nlohmann/json.hpp>
+
 #include "data/image_batches.h"
+#include "data/shapes_render.h"
+#include "eval/prompt_checker.h"
 #include "io/bundle.h"
 #include "models/random_weights.h"
 #include "models/text_vocabulary.h"
@@ -100,11 +105,37 @@ class TestTraining : public QObject {
   void corpus_round_trips() {
     const TokenizedCorpus corpus = small_corpus(5);
     const std::string path = dir_.path().toStdString() + "/corpus.safetensors";
-    corpus.save(path, 8);
+    TokenizedCorpus with_vocabulary = corpus;
+    with_vocabulary.vocabulary = {"red", "piñata", "woman"};
+    with_vocabulary.save(path, 8);
     const TokenizedCorpus back = TokenizedCorpus::load(path);
     QVERIFY(at::equal(back.codes, corpus.codes));
     QCOMPARE(back.words, corpus.words);
+    QCOMPARE(back.vocabulary, with_vocabulary.vocabulary);
     EXPECT_ERROR(TokenizedCorpus::load(test::bundles_dir() + "/tiny-text/target.safetensors"), "is not a tokenised corpus");
+  }
+
+  void folder_datasets_load_and_name_problems() {
+    const std::string folder = dir_.path().toStdString() + "/shapes";
+    QDir().mkpath(QString::fromStdString(folder));
+    std::string index;
+    for (int i = 0; i < 3; ++i) {
+      const data::Scene scene = data::sample_scene(i);
+      const std::string file = std::to_string(i) + ".png";
+      eval::write_rgb_png(folder + "/" + file, data::render_scene(scene));
+      index += nlohmann::json{{"file", file}, {"caption", scene.caption()}}.dump() + "\n";
+    }
+    test::write_bytes(folder + "/captions.jsonl", index);
+    const data::FolderDataset dataset = data::load_folder_dataset(folder);
+    QCOMPARE(dataset.images.sizes().vec(), (std::vector<std::int64_t>{3, 3, 64, 64}));
+    QCOMPARE(dataset.captions[2], data::sample_scene(2).caption());
+    QVERIFY(at::allclose(dataset.images[1], data::shapes_images(1, 1)[0]));  // PNG round trip is lossless
+    const at::Tensor batch = data::crop_batches(dataset.images, 5, 4, 32, 4)(0);
+    QCOMPARE(batch.sizes().vec(), (std::vector<std::int64_t>{4, 3, 32, 32}));
+    QVERIFY(at::equal(batch, data::crop_batches(dataset.images, 5, 4, 32, 4)(0)));
+    test::write_bytes(folder + "/captions.jsonl", index + R"({"file": "missing.png", "caption": "x"})" "\n");
+    EXPECT_ERROR(data::load_folder_dataset(folder), "cannot read image");
+    EXPECT_ERROR(data::load_folder_dataset(folder + "/none"), "cannot open");
   }
 
   void saved_bundle_gives_identical_logits() {

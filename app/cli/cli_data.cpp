@@ -56,6 +56,7 @@ void check_ground_truth(int count, std::uint64_t first_seed) {
 void add_data_commands(CLI::App& app) {
   CLI::App* data_cmd = app.add_subcommand("data", "Generate training data");
   data_cmd->require_subcommand(1);
+  add_emoji_command(*data_cmd);
   struct ShapesArgs {
     std::string out;
     int count = 1000;

@@ -13,6 +13,7 @@
 
 #include "cli/cli_options.h"
 #include "data/image_batches.h"
+#include <algorithm>
 #include "models/model_config.h"
 #include "data/shapes_scene.h"
 #include "io/bundle.h"
@@ -38,8 +39,8 @@ VqConfig read_vq_run(const std::string& vq_dir) {
   return read_tokenizer_section(JsonFields(doc, path));
 }
 
-// The default target: LlamaGen GPT at about 7M parameters, reading shapes captions word by word.
-BundleManifest default_manifest(const VqConfig& tokenizer) {
+// The default target: LlamaGen GPT at about 7M parameters, reading captions word by word.
+BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std::string>& vocabulary) {
   BundleManifest m;
   m.name = "speculum-shapes";
   m.tokenizer = tokenizer;
@@ -50,7 +51,7 @@ BundleManifest default_manifest(const VqConfig& tokenizer) {
   g.vocab_size = tokenizer.codebook_size;
   g.grid_rows = g.grid_cols = data::kShapesImageSize / tokenizer.downsample_factor();
   g.condition = ConditionKind::Text;
-  m.text_vocab = data::caption_vocabulary();
+  m.text_vocab = vocabulary;
   g.text_vocab_size = static_cast<int>(m.text_vocab.size());
   g.cls_token_num = 16;
   g.caption_dim = 128;
@@ -72,6 +73,7 @@ void add_train_commands(CLI::App& app) {
     int crop = 32;
     int held_out = 256;
     int threads = 2;
+    std::string emoji;
   };
   auto a = std::make_shared<VqArgs>();
   a->config.codebook_size = 1024;
@@ -93,6 +95,7 @@ void add_train_commands(CLI::App& app) {
   vq->add_option("--held-out", a->held_out, "Held-out shapes images for PSNR")->capture_default_str();
   vq->add_option("--seed", a->params.seed, "Seed (weights and data)")->capture_default_str();
   vq->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
+  vq->add_option("--emoji", a->emoji, "Emoji folder (speculum-cli data emoji): half of each batch, and a held-out PSNR");
   vq->add_option("--checkpoint-every", a->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
   vq->final_callback([a] {
     const int rc = run_reporting_errors([&] {
@@ -104,10 +107,20 @@ void add_train_commands(CLI::App& app) {
       std::filesystem::create_directories(a->out);
       std::cout << "VQ: " << parameter_count(vq_tensor_specs(a->config)) << " parameters, " << a->params.schedule.steps
                 << " steps of " << a->batch << " crops of " << a->crop << " px\n";
-      const std::vector<HeldOutImages> held_out = {{"shapes", data::shapes_images(900000000, a->held_out)}};
-      const TensorMap weights = train_vq(a->config, a->params, a->out,
-                                         data::shapes_crop_batches(a->params.seed, a->batch, a->crop, a->config.downsample_factor()),
-                                         held_out, [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+      std::vector<HeldOutImages> held_out = {{"shapes", data::shapes_images(900000000, a->held_out)}};
+      const int align = a->config.downsample_factor();
+      ImageBatches batches = data::shapes_crop_batches(a->params.seed, a->batch, a->crop, align);
+      if (!a->emoji.empty()) {
+        // Every 16th emoji is held out for PSNR; the rest share each batch half and half with shapes.
+        const at::Tensor all = data::load_folder_dataset(a->emoji).images;
+        const at::Tensor held = at::arange(0, all.size(0), 16, at::kLong);
+        const at::Tensor keep = at::arange(0, all.size(0), at::kLong).index_select(0, (at::arange(0, all.size(0), at::kLong) % 16 != 0).nonzero().reshape({-1}));
+        held_out.push_back({"emoji", all.index_select(0, held)});
+        batches = data::mixed_batches({data::shapes_crop_batches(a->params.seed, a->batch - a->batch / 2, a->crop, align),
+                                       data::crop_batches(all.index_select(0, keep), a->params.seed + 1, a->batch / 2, a->crop, align)});
+      }
+      const TensorMap weights = train_vq(a->config, a->params, a->out, batches, held_out,
+                                         [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
       save_tensors(a->out + "/vq.safetensors", weights);
       std::ofstream(a->out + "/tokenizer.json") << tokenizer_section(a->config, "vq.safetensors").dump(2) << "\n";
       std::cout << "wrote " << a->out << "/vq.safetensors\n";
@@ -116,9 +129,10 @@ void add_train_commands(CLI::App& app) {
   });
 
   struct TokenizeArgs {
-    std::string vq, out;
+    std::string vq, out, emoji;
     int count = 20000;
     std::uint64_t seed = 0;
+    bool emoji_held_out = false;
   };
   auto t = std::make_shared<TokenizeArgs>();
   CLI::App* tok = train->add_subcommand("tokenize", "Render shapes scenes and encode them with a trained tokenizer");
@@ -126,19 +140,36 @@ void add_train_commands(CLI::App& app) {
   tok->add_option("--out", t->out, "Corpus file (.safetensors)")->required();
   tok->add_option("--count", t->count, "Scenes")->capture_default_str();
   tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
+  tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
+  tok->add_option("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
   tok->final_callback([t] {
     const int rc = run_reporting_errors([&] {
       const VqConfig config = read_vq_run(t->vq);
       const VqModel vq(config, load_tensors(SafetensorsFile::open(t->vq + "/vq.safetensors"), vq_tensor_specs(config), at::kCPU), at::kCPU);
-      const TextVocabulary vocabulary(data::caption_vocabulary());
+      // Word ids: the shapes grammar first, then every new word of the emoji names, in order of appearance.
+      std::vector<std::string> words = data::caption_vocabulary();
+      data::FolderDataset emoji;
+      if (!t->emoji.empty()) {
+        emoji = data::load_folder_dataset(t->emoji);
+        for (const auto& caption : emoji.captions)
+          for (const auto& w : TextVocabulary::split(caption))
+            if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+      }
+      const TextVocabulary vocabulary(words);
       c10::InferenceMode inference;
       TokenizedCorpus corpus;
+      corpus.vocabulary = words;
       std::vector<at::Tensor> codes;
       for (int i = 0; i < t->count; i += 64) {
         const int n = std::min(64, t->count - i);
         codes.push_back(vq.encode(data::shapes_images(t->seed + i, n)).reshape({n, -1}));
         for (int j = 0; j < n; ++j) corpus.words.push_back(vocabulary.encode(data::sample_scene(t->seed + i + j).caption()));
         if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
+      }
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(emoji.captions.size()); ++i) {
+        if ((i % 16 == 0) != t->emoji_held_out) continue;
+        codes.push_back(vq.encode(emoji.images.narrow(0, i, 1)).reshape({1, -1}));
+        corpus.words.push_back(vocabulary.encode(emoji.captions[i]));
       }
       corpus.codes = at::cat(codes);
       corpus.save(t->out, 16);
@@ -169,10 +200,11 @@ void add_train_commands(CLI::App& app) {
       at::set_num_threads(g->threads);
       std::signal(SIGINT, request_stop);
       std::signal(SIGTERM, request_stop);
-      BundleManifest m = default_manifest(read_vq_run(g->vq));
+      const TokenizedCorpus corpus = TokenizedCorpus::load(g->corpus);
+      if (corpus.vocabulary.empty()) throw Error("'" + g->corpus + "' carries no vocabulary (re-run train tokenize)");
+      BundleManifest m = default_manifest(read_vq_run(g->vq), corpus.vocabulary);
       std::filesystem::create_directories(g->out);
       write_manifest(m, g->out);  // the run's architecture, for `train bundle`
-      const TokenizedCorpus corpus = TokenizedCorpus::load(g->corpus);
       const TokenizedCorpus held_out = g->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(g->held_out);
       std::cout << "target: " << parameter_count(gpt_tensor_specs(m.target)) << " parameters, " << corpus.size()
                 << " training images, " << g->params.schedule.steps << " steps of " << g->params.batch << "\n";

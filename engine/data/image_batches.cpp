@@ -1,6 +1,12 @@
 #include "data/image_batches.h"
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "data/shapes_render.h"
+#include "error.h"
+#include "eval/prompt_checker.h"
+#include "io/json_fields.h"
 #include <cstring>
 
 #include "sampling/counter_rng.h"
@@ -38,6 +44,49 @@ ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int al
       images.push_back(full.narrow(1, y, crop).narrow(2, x, crop));
     }
     return at::stack(images);
+  };
+}
+
+FolderDataset load_folder_dataset(const std::string& dir) {
+  const std::string index = dir + "/captions.jsonl";
+  std::ifstream in(index);
+  if (!in) throw Error("cannot open '" + index + "' (make it with speculum-cli data shapes|emoji --out " + dir + ")");
+  FolderDataset dataset;
+  std::vector<at::Tensor> images;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.empty()) continue;
+    const nlohmann::json entry = parse_untrusted_json(line, index + ":" + std::to_string(number), 4);
+    const JsonFields fields(entry, index + ":" + std::to_string(number));
+    images.push_back(image_to_tensor(eval::read_rgb_image(dir + "/" + fields.string("file"))));
+    dataset.captions.push_back(fields.string("caption"));
+  }
+  if (images.empty()) throw Error("'" + index + "' lists no images");
+  dataset.images = at::stack(images);
+  return dataset;
+}
+
+ImageBatches crop_batches(const at::Tensor& images, std::uint64_t seed, int batch, int crop, int align) {
+  return [=](int step) {
+    std::vector<at::Tensor> out;
+    const auto n = images.size(0);
+    const int ys = (static_cast<int>(images.size(2)) - crop) / align + 1, xs = (static_cast<int>(images.size(3)) - crop) / align + 1;
+    for (int i = 0; i < batch; ++i) {
+      const auto pick = std::min<std::int64_t>(n - 1, static_cast<std::int64_t>(counter_uniform(seed, RngStream::Data, step, 3 * i) * n));
+      const int y = align * static_cast<int>(counter_uniform(seed, RngStream::Data, step, 3 * i + 1) * ys);
+      const int x = align * static_cast<int>(counter_uniform(seed, RngStream::Data, step, 3 * i + 2) * xs);
+      out.push_back(images[pick].narrow(1, y, crop).narrow(2, x, crop));
+    }
+    return at::stack(out);
+  };
+}
+
+ImageBatches mixed_batches(std::vector<ImageBatches> sources) {
+  return [sources = std::move(sources)](int step) {
+    std::vector<at::Tensor> parts;
+    for (const auto& source : sources) parts.push_back(source(step));
+    return at::cat(parts);
   };
 }
 

@@ -20,4 +20,18 @@ at::Tensor shapes_images(std::uint64_t first_seed, int count);
 // aligned to the tokenizer's `align` (so code patterns line up with full-image tokens).
 ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int align);
 
+// The images of a dataset folder written by `speculum-cli data shapes|emoji` (captions.jsonl + PNGs),
+// as [N, 3, H, W], with their captions; throws naming the folder or file when something is missing.
+struct FolderDataset {
+  at::Tensor images;
+  std::vector<std::string> captions;
+};
+FolderDataset load_folder_dataset(const std::string& dir);
+
+// Step s: `batch` random crops from `images` (deterministic per seed and step).
+ImageBatches crop_batches(const at::Tensor& images, std::uint64_t seed, int batch, int crop, int align);
+
+// Concatenates what the sources give for the same step.
+ImageBatches mixed_batches(std::vector<ImageBatches> sources);
+
 }  // namespace speculum::data

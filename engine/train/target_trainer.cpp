@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "error.h"
 #include "models/random_weights.h"
@@ -20,7 +21,9 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
     if (static_cast<int>(words[i].size()) > max_words) throw Error("a caption has more than " + std::to_string(max_words) + " words");
     for (std::size_t j = 0; j < words[i].size(); ++j) word_table[i][j] = words[i][j];
   }
-  save_tensors(path, {{"codes", codes.to(at::kInt)}, {"words", word_table}});
+  std::string joined;
+  for (const auto& w : vocabulary) joined += (joined.empty() ? "" : "\n") + w;
+  save_tensors(path, {{"codes", codes.to(at::kInt)}, {"words", word_table}}, DType::F32, {{"vocabulary", joined}});
 }
 
 TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
@@ -35,6 +38,10 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   };
   TokenizedCorpus corpus;
   corpus.codes = view(codes).to(at::kLong);
+  if (const auto it = file.metadata().find("vocabulary"); it != file.metadata().end()) {
+    std::istringstream lines(it->second);
+    for (std::string w; std::getline(lines, w);) corpus.vocabulary.push_back(w);
+  }
   const at::Tensor table = view(words);
   for (std::int64_t i = 0; i < table.size(0); ++i) {
     std::vector<int> ids;

@@ -16,10 +16,11 @@
 namespace speculum {
 
 // Images as VQ codes with their captions as text-vocabulary ids; stored as safetensors
-// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1).
+// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata "vocabulary").
 struct TokenizedCorpus {
   at::Tensor codes;  // [N, tokens] int64
   std::vector<std::vector<int>> words;
+  std::vector<std::string> vocabulary;  // word of each id (stored in the file's metadata)
 
   std::int64_t size() const { return codes.defined() ? codes.size(0) : 0; }
   void save(const std::string& path, int max_words) const;

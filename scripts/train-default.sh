@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Retrains the default bundle from nothing on this machine's CPUs (or CUDA with a CUDA LibTorch):
+# data -> VQ tokenizer -> tokenised corpus -> text-conditioned target -> bundle. Every stage is
+# deterministic for its seed and resumable: re-running the script continues where it stopped
+# (training stages resume from <runs>/<stage>/checkpoint; finished stages are skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-runs}
+TARGET_STEPS=${TARGET_STEPS:-20000}
+CLI=build/bin/speculum-cli
+bash scripts/setup.sh
+bash scripts/build.sh
+export OMP_WAIT_POLICY=PASSIVE
+
+[ -f "$RUNS/emoji/captions.jsonl" ] || $CLI data emoji --out "$RUNS/emoji"
+[ -f "$RUNS/vq/vq.safetensors" ] || $CLI train vq --out "$RUNS/vq" --emoji "$RUNS/emoji" --steps 3000 --lr 8e-4
+[ -f "$RUNS/corpus.safetensors" ] ||
+  $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --count 20000 --seed 0 --out "$RUNS/corpus.safetensors"
+[ -f "$RUNS/held-out.safetensors" ] ||
+  $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --emoji-held-out --count 512 --seed 800000000 \
+    --out "$RUNS/held-out.safetensors"
+$CLI train target --vq "$RUNS/vq" --corpus "$RUNS/corpus.safetensors" --held-out "$RUNS/held-out.safetensors" \
+  --out "$RUNS/target" --steps "$TARGET_STEPS"
+$CLI train bundle --vq "$RUNS/vq" --target "$RUNS/target" --out resources/models/default
