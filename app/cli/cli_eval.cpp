@@ -1,0 +1,122 @@
+// speculum-cli eval: prompt faithfulness of a bundle + method. Generates held-out shapes prompts (scene
+// seeds the training data never uses), scores each image with the checker, and prints accuracy per
+// prompt family and per claim kind; optionally a CSV and a sample sheet.
+#include <QFont>
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "cli/cli_options.h"
+#include "data/shapes_scene.h"
+#include "eval/prompt_checker.h"
+
+namespace speculum::cli {
+namespace {
+
+constexpr std::uint64_t kHeldOutScenes = 700000000;  // training uses seeds below 10^8
+
+struct Tally {
+  int passed = 0, total = 0;
+  void add(bool ok) { passed += ok, ++total; }
+  double rate() const { return total ? double(passed) / total : 0; }
+};
+
+QImage sample_sheet(const std::vector<std::pair<Image, std::string>>& samples, const std::vector<bool>& passed) {
+  const int cols = 6, cell = 192, caption = 44;
+  const int rows = (static_cast<int>(samples.size()) + cols - 1) / cols;
+  QImage sheet(cols * cell, rows * (cell + caption), QImage::Format_RGB888);
+  sheet.fill(Qt::white);
+  QPainter p(&sheet);
+  QFont font("DejaVu Sans");
+  font.setPixelSize(11);
+  p.setFont(font);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto& [image, text] = samples[i];
+    const int x = static_cast<int>(i % cols) * cell, y = static_cast<int>(i / cols) * (cell + caption);
+    const QImage q(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888);
+    p.drawImage(QRect(x + 4, y + 4, cell - 8, cell - 8), q);
+    p.setPen(passed[i] ? QColor(0, 120, 80) : QColor(200, 70, 0));
+    p.drawText(QRect(x + 4, y + cell - 4, cell - 8, caption), Qt::TextWordWrap,
+               QString(passed[i] ? "✓ " : "✗ ") + QString::fromStdString(text));
+  }
+  return sheet;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  struct Args {
+    EngineFlags engine;
+    RequestFlags request;
+    int prompts = 200;
+    std::string sheet;
+    int sheet_count = 36;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* c = app.add_subcommand("eval", "Checker accuracy of a bundle and method on held-out shapes prompts");
+  a->engine.add_to(*c);
+  a->request.add_to(*c, /*with_method=*/true);
+  c->add_option("--prompts", a->prompts, "Held-out prompts (image i: scene seed 7e8 + i, generation seed --seed + i)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--sheet", a->sheet, "Write a sample sheet PNG of the first images with their verdicts");
+  c->final_callback([a] {
+    const int rc = run_reporting_errors([&] {
+      const GenerateParams base = a->request.resolved();
+      const auto engine = Engine::load(a->engine.resolved());
+      std::map<std::string, Tally> by_family, by_claim;
+      Tally all;
+      RunMetrics totals;
+      std::vector<std::pair<Image, std::string>> samples;
+      std::vector<bool> verdicts;
+      for (int i = 0; i < a->prompts; ++i) {
+        const data::Scene scene = data::sample_scene(kHeldOutScenes + i);
+        GenerateParams p = base;
+        p.prompt = scene.caption();
+        p.seed = base.seed + i;
+        const GenerateResult r = engine->generate(p);
+        totals.tokens += r.metrics.tokens;
+        totals.nfe += r.metrics.nfe;
+        totals.wall_ms += r.metrics.wall_ms;
+        const cv::Mat rgb(r.image.height, r.image.width, CV_8UC3, const_cast<std::uint8_t*>(r.image.rgb.data()));
+        const eval::CheckReport report = eval::check_image(rgb, eval::parse_shapes_prompt(p.prompt));
+        all.add(report.passed());
+        by_family[data::family_name(scene.family)].add(report.passed());
+        for (const auto& claim : report.claims) by_claim[eval::claim_kind_name(claim.kind)].add(claim.passed);
+        if (static_cast<int>(samples.size()) < a->sheet_count) {
+          samples.emplace_back(r.image, p.prompt);
+          verdicts.push_back(report.passed());
+        }
+        if ((i + 1) % 20 == 0) std::cerr << "eval: " << i + 1 << "/" << a->prompts << " images, " << all.passed << " correct\n";
+      }
+      std::cout << "eval: " << engine->info().name << ", method " << base.method << ", " << base.sampling.to_string() << ", "
+                << a->prompts << " held-out prompts; NFE/image " << double(totals.nfe) / a->prompts << ", ms/image "
+                << totals.wall_ms / a->prompts << "\n";
+      auto print = [](const std::string& name, const Tally& t) {
+        std::cout << "  " << std::left << std::setw(12) << name << std::right << std::setw(5) << t.passed << " / "
+                  << std::setw(5) << t.total << "  " << std::fixed << std::setprecision(1) << 100 * t.rate() << " %\n";
+      };
+      print("all", all);
+      for (const auto& [name, t] : by_family) print(name, t);
+      std::cout << " claims:\n";
+      for (const auto& [name, t] : by_claim) print(name, t);
+      if (!a->sheet.empty()) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        int argc = 1;
+        char name[] = "speculum-cli";
+        char* argv[] = {name, nullptr};
+        QGuiApplication gui(argc, argv);
+        const QImage sheet = sample_sheet(samples, verdicts);
+        const QString partial = QString::fromStdString(a->sheet + ".partial.png");
+        if (!sheet.save(partial, "PNG") || std::rename(partial.toStdString().c_str(), a->sheet.c_str()) != 0)
+          throw Error("cannot write '" + a->sheet + "'");
+        std::cout << "wrote " << a->sheet << "\n";
+      }
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace speculum::cli
