@@ -2,7 +2,6 @@
 // Noto Color Emoji font (Debian: fonts-noto-color-emoji, unicode-data) to 64x64 RGB on white, captioned
 // with its lower-cased CLDR name. QtGui draws the colour bitmaps; this stays out of the engine core.
 #include <QFontDatabase>
-#include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <regex>
 
 #include "cli/cli_options.h"
+#include "common/offscreen_gui.h"
 #include "common/png_export.h"
 
 namespace speculum::cli {
@@ -75,11 +75,7 @@ void add_emoji_command(CLI::App& data_cmd) {
     const int rc = run_reporting_errors([&] {
       auto entries = read_emoji_test(a->test_file);
       if (a->limit > 0 && a->limit < static_cast<int>(entries.size())) entries.resize(a->limit);
-      qputenv("QT_QPA_PLATFORM", "offscreen");
-      int argc = 1;
-      char name[] = "speculum-cli";
-      char* argv[] = {name, nullptr};
-      QGuiApplication app(argc, argv);
+      const app::OffscreenGui gui;
       if (!QFontDatabase::families().contains("Noto Color Emoji"))
         throw Error("the Noto Color Emoji font is not installed (sudo apt-get install fonts-noto-color-emoji)");
       QFont font("Noto Color Emoji");

@@ -2,7 +2,6 @@
 // seeds the training data never uses), scores each image with the checker, and prints accuracy per
 // prompt family and per claim kind; optionally a CSV and a sample sheet.
 #include <QFont>
-#include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
 #include <iomanip>
@@ -10,6 +9,7 @@
 #include <map>
 
 #include "cli/cli_options.h"
+#include "common/offscreen_gui.h"
 #include "data/shapes_scene.h"
 #include "eval/prompt_checker.h"
 
@@ -103,11 +103,7 @@ void add_eval_command(CLI::App& app) {
       std::cout << " claims:\n";
       for (const auto& [name, t] : by_claim) print(name, t);
       if (!a->sheet.empty()) {
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-        int argc = 1;
-        char name[] = "speculum-cli";
-        char* argv[] = {name, nullptr};
-        QGuiApplication gui(argc, argv);
+        const app::OffscreenGui gui;
         const QImage sheet = sample_sheet(samples, verdicts);
         const QString partial = QString::fromStdString(a->sheet + ".partial.png");
         if (!sheet.save(partial, "PNG") || std::rename(partial.toStdString().c_str(), a->sheet.c_str()) != 0)
