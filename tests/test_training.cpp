@@ -174,6 +174,12 @@ class TestTraining : public QObject {
     QVERIFY(read_checkpoint_state(run, state));
     QCOMPARE(state.step, 4);
     QVERIFY(final_weights.count("layers.1.feed_forward.w2.weight"));
+    // The EMA weights are returned and checkpointed next to the raw ones, and they lag behind them.
+    const auto specs = gpt_tensor_specs(tiny_gpt());
+    const TensorMap raw = load_tensors(SafetensorsFile::open(checkpoint_dir(run) + "/weights.safetensors"), specs, at::kCPU);
+    const TensorMap ema = load_tensors(SafetensorsFile::open(checkpoint_dir(run) + "/ema.safetensors"), specs, at::kCPU);
+    QVERIFY(at::equal(ema.at("norm.weight"), final_weights.at("norm.weight")));
+    QVERIFY(!at::equal(raw.at("layers.0.attention.wqkv.weight"), ema.at("layers.0.attention.wqkv.weight")));
     EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
   }
 };

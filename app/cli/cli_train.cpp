@@ -226,7 +226,9 @@ void add_train_commands(CLI::App& app) {
   bundle->final_callback([b] {
     const int rc = run_reporting_errors([&] {
       BundleManifest m = read_manifest(b->target);
-      const std::string weights = checkpoint_dir(b->target) + "/weights.safetensors";
+      // The EMA weights when the run has them (they sample better than the raw ones).
+      std::string weights = checkpoint_dir(b->target) + "/ema.safetensors";
+      if (!std::filesystem::exists(weights)) weights = checkpoint_dir(b->target) + "/weights.safetensors";
       const DType storage = b->fp16 ? DType::F16 : DType::F32;
       std::filesystem::create_directories(b->out);
       save_tensors(b->out + "/" + m.target_weights, load_tensors(SafetensorsFile::open(weights), gpt_tensor_specs(m.target), at::kCPU), storage);

@@ -111,6 +111,11 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     weights["output.weight"].zero_();
   }
   if (resume) progress("resuming target training at step " + std::to_string(state.step));
+  TensorMap ema;
+  if (resume && std::filesystem::exists(ckpt + "/ema.safetensors"))
+    ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, at::kCPU);
+  else
+    for (const auto& [name, t] : weights) ema[name] = t.clone();
   std::vector<at::Tensor> parameters;
   for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
   const Transformer model(config, weights, at::kCPU);
@@ -137,6 +142,11 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     loss.backward();
     const double grad_norm = clip_gradients(parameters, params.grad_clip);
     optimizer.step();
+    {
+      at::NoGradGuard no_grad;
+      const double decay = std::min(params.ema_decay, (1.0 + step) / (10.0 + step));
+      for (const auto& [name, t] : model.weights()) ema[name].mul_(decay).add_(t.detach(), 1 - decay);
+    }
 
     const bool checkpoint = (step + 1) % params.checkpoint_every == 0 || step + 1 == params.schedule.steps ||
                             (stop && stop->load());
@@ -148,6 +158,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     }
     if (checkpoint) {
       save_tensors(ckpt + "/weights.safetensors", model.weights());
+      save_tensors(ckpt + "/ema.safetensors", ema);
       torch::save(optimizer, ckpt + "/optimizer.pt.partial");
       std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
       state.step = step + 1;
@@ -156,9 +167,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     }
     if (stop && stop->load()) break;
   }
-  TensorMap out;
-  for (const auto& [name, t] : model.weights()) out[name] = t.detach().clone();
-  return out;
+  return ema;
 }
 
 }  // namespace speculum

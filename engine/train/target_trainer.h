@@ -35,6 +35,7 @@ struct TargetTrainParams {
   double grad_clip = 1.0;
   int log_every = 10;
   int checkpoint_every = 100;
+  double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
 };
 
@@ -42,7 +43,7 @@ struct TargetTrainParams {
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                        const std::vector<bool>& null_caption);
 
-// `initial` (may be empty) seeds the weights of a fresh run; a checkpoint in run_dir takes precedence.
+// Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
                        const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
                        const std::atomic<bool>* stop = nullptr);
