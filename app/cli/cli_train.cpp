@@ -141,7 +141,7 @@ void add_train_commands(CLI::App& app) {
   tok->add_option("--count", t->count, "Scenes")->capture_default_str();
   tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
   tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
-  tok->add_option("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
+  tok->add_flag("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
   tok->final_callback([t] {
     const int rc = run_reporting_errors([&] {
       const VqConfig config = read_vq_run(t->vq);
