@@ -191,6 +191,7 @@ void add_train_commands(CLI::App& app) {
   target->add_option("--out", g->out, "Run folder; resumes if it has a checkpoint")->required();
   target->add_option("--steps", g->params.schedule.steps, "Optimisation steps")->capture_default_str();
   target->add_option("--lr", g->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
+  target->add_option("--warmup", g->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
   target->add_option("--batch", g->params.batch, "Sequences per step")->capture_default_str();
   target->add_option("--seed", g->params.seed, "Seed")->capture_default_str();
   target->add_option("--threads", g->threads, "LibTorch threads")->capture_default_str();
