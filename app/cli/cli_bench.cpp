@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/cli_options.h"
+#include "io/atomic_file.h"
 
 namespace speculum::cli {
 namespace {
@@ -117,11 +118,7 @@ void add_bench_command(CLI::App& app) {
         csv << methods[i] << "," << t.images << "," << nfe << "," << tau << "," << ms << "," << per_token << ","
             << tps << "," << outside << "," << nfe / ar_nfe << "," << ar_ms / ms << "\n";
       }
-      if (!s->csv.empty()) {
-        const std::string partial = s->csv + ".partial";
-        std::ofstream(partial) << csv.str();
-        if (std::rename(partial.c_str(), s->csv.c_str()) != 0) throw Error("cannot write '" + s->csv + "'");
-      }
+      if (!s->csv.empty()) write_text_atomically(s->csv, csv.str());
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

@@ -2,12 +2,14 @@
 // speculum-cli check: score an image against a shapes prompt, or the checker against ground truth.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_options.h"
+#include "io/atomic_file.h"
 #include "data/shapes_render.h"
 #include "eval/prompt_checker.h"
 
@@ -71,7 +73,7 @@ void add_data_commands(CLI::App& app) {
     const int rc = run_reporting_errors([&] {
       std::filesystem::create_directories(shapes->out);
       const std::string index = shapes->out + "/captions.jsonl";
-      std::ofstream lines(index + ".partial");
+      std::ostringstream lines;
       for (int i = 0; i < shapes->count; ++i) {
         const std::uint64_t seed = shapes->seed + i;
         const data::Scene scene = data::sample_scene(seed);
@@ -82,8 +84,7 @@ void add_data_commands(CLI::App& app) {
                                 {"family", data::family_name(scene.family)}}.dump()
               << "\n";
       }
-      lines.close();
-      if (!lines || std::rename((index + ".partial").c_str(), index.c_str()) != 0) throw Error("cannot write " + index);
+      write_text_atomically(index, lines.str());
       std::cout << "wrote " << shapes->count << " images and " << index << "\n";
     });
     if (rc) throw CLI::RuntimeError(rc);

@@ -6,11 +6,13 @@
 #include <QPainter>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "cli/cli_options.h"
+#include "io/atomic_file.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 
@@ -82,7 +84,7 @@ void add_emoji_command(CLI::App& data_cmd) {
       font.setPixelSize(a->size * 3 / 4);
       std::filesystem::create_directories(a->out);
       const std::string index = a->out + "/captions.jsonl";
-      std::ofstream lines(index + ".partial");
+      std::ostringstream lines;
       int i = 0;
       for (const auto& e : entries) {
         char file[32];
@@ -90,8 +92,7 @@ void add_emoji_command(CLI::App& data_cmd) {
         app::write_png(a->out + "/" + file, render(e.text, font, a->size), {{"caption", e.name}});
         lines << nlohmann::json{{"file", file}, {"caption", e.name}, {"codepoints", e.codepoints}}.dump() << "\n";
       }
-      lines.close();
-      if (!lines || std::rename((index + ".partial").c_str(), index.c_str()) != 0) throw Error("cannot write " + index);
+      write_text_atomically(index, lines.str());
       std::cout << "wrote " << entries.size() << " emoji and " << index << "\n";
     });
     if (rc) throw CLI::RuntimeError(rc);

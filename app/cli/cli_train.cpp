@@ -12,6 +12,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "cli/cli_options.h"
+#include "io/atomic_file.h"
 #include "data/image_batches.h"
 #include <algorithm>
 #include "models/model_config.h"
@@ -122,7 +123,7 @@ void add_train_commands(CLI::App& app) {
       const TensorMap weights = train_vq(a->config, a->params, a->out, batches, held_out,
                                          [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
       save_tensors(a->out + "/vq.safetensors", weights);
-      std::ofstream(a->out + "/tokenizer.json") << tokenizer_section(a->config, "vq.safetensors").dump(2) << "\n";
+      write_text_atomically(a->out + "/tokenizer.json", tokenizer_section(a->config, "vq.safetensors").dump(2) + "\n");
       std::cout << "wrote " << a->out << "/vq.safetensors\n";
     });
     if (rc) throw CLI::RuntimeError(rc);

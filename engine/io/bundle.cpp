@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/atomic_file.h"
 #include "io/json_fields.h"
 #include "io/safetensors.h"
 
@@ -134,13 +135,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
     doc["condition"] = {{"kind", "text"}, {"vocab", m.text_vocab}, {"max_words", g.cls_token_num}};
     doc["target"]["caption_dim"] = g.caption_dim;
   }
-  const std::string path = dir + "/" + kManifestName, partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << doc.dump(2) << "\n";
-    if (!out) throw Error("cannot write '" + partial + "'");
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) throw Error("cannot rename '" + partial + "' to '" + path + "'");
+  write_text_atomically(dir + "/" + kManifestName, doc.dump(2) + "\n");
 }
 
 WeightCheck check_weights(const std::string& file, const std::vector<TensorSpec>& specs) {

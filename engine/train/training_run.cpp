@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/atomic_file.h"
 #include "io/json_fields.h"
 
 namespace speculum {
@@ -70,13 +71,8 @@ bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state) {
 }
 
 void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state) {
-  const std::string path = checkpoint_dir(run_dir) + "/state.json", partial = path + ".partial";
-  {
-    std::ofstream out(partial);
-    out << nlohmann::json{{"step", state.step}, {"values", state.values}}.dump(2) << "\n";
-    if (!out) throw Error("cannot write '" + partial + "'");
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) throw Error("cannot write '" + path + "'");
+  write_text_atomically(checkpoint_dir(run_dir) + "/state.json",
+                        nlohmann::json{{"step", state.step}, {"values", state.values}}.dump(2) + "\n");
 }
 
 }  // namespace speculum
