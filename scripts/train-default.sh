@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-runs}
-TARGET_STEPS=${TARGET_STEPS:-40000}
+TARGET_STEPS=${TARGET_STEPS:-2600}
 CLI=build/bin/speculum-cli
 bash scripts/setup.sh
 bash scripts/build.sh
@@ -20,5 +20,5 @@ export OMP_WAIT_POLICY=PASSIVE
   $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --emoji-held-out --count 512 --seed 800000000 \
     --out "$RUNS/held-out.safetensors"
 $CLI train target --vq "$RUNS/vq" --corpus "$RUNS/corpus.safetensors" --held-out "$RUNS/held-out.safetensors" \
-  --out "$RUNS/target" --steps "$TARGET_STEPS" --batch 16 --warmup 100
+  --out "$RUNS/target" --steps "$TARGET_STEPS" --batch 16 --warmup 100 --lr 1.5e-3 --checkpoint-every 200
 $CLI train bundle --vq "$RUNS/vq" --target "$RUNS/target" --out resources/models/default

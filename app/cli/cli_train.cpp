@@ -40,15 +40,21 @@ VqConfig read_vq_run(const std::string& vq_dir) {
   return read_tokenizer_section(JsonFields(doc, path));
 }
 
-// The default target: LlamaGen GPT at about 7M parameters, reading captions word by word.
-BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std::string>& vocabulary) {
+struct TargetShape {
+  int dim = 192;
+  int layers = 6;
+  int heads = 4;
+};
+
+// The default target: a small LlamaGen GPT (about 3.5M parameters at the default shape), reading captions word by word.
+BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std::string>& vocabulary, const TargetShape& shape) {
   BundleManifest m;
   m.name = "speculum-shapes";
   m.tokenizer = tokenizer;
   GptConfig& g = m.target;
-  g.dim = 256;
-  g.n_layer = 8;
-  g.n_head = 4;
+  g.dim = shape.dim;
+  g.n_layer = shape.layers;
+  g.n_head = shape.heads;
   g.vocab_size = tokenizer.codebook_size;
   g.grid_rows = g.grid_cols = data::kShapesImageSize / tokenizer.downsample_factor();
   g.condition = ConditionKind::Text;
@@ -182,6 +188,7 @@ void add_train_commands(CLI::App& app) {
   struct TargetArgs {
     std::string vq, corpus, held_out, out;
     TargetTrainParams params;
+    TargetShape shape;
     int threads = 2;
   };
   auto g = std::make_shared<TargetArgs>();
@@ -197,6 +204,9 @@ void add_train_commands(CLI::App& app) {
   target->add_option("--seed", g->params.seed, "Seed")->capture_default_str();
   target->add_option("--threads", g->threads, "LibTorch threads")->capture_default_str();
   target->add_option("--checkpoint-every", g->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  target->add_option("--dim", g->shape.dim, "Model width (a new run only; a resumed run keeps its manifest)")->capture_default_str();
+  target->add_option("--layers", g->shape.layers, "Transformer blocks")->capture_default_str();
+  target->add_option("--heads", g->shape.heads, "Attention heads (head size divisible by 4 for 2D RoPE)")->capture_default_str();
   target->final_callback([g] {
     const int rc = run_reporting_errors([&] {
       at::set_num_threads(g->threads);
@@ -204,9 +214,13 @@ void add_train_commands(CLI::App& app) {
       std::signal(SIGTERM, request_stop);
       const TokenizedCorpus corpus = TokenizedCorpus::load(g->corpus);
       if (corpus.vocabulary.empty()) throw Error("'" + g->corpus + "' carries no vocabulary (re-run train tokenize)");
-      BundleManifest m = default_manifest(read_vq_run(g->vq), corpus.vocabulary);
-      std::filesystem::create_directories(g->out);
-      write_manifest(m, g->out);  // the run's architecture, for `train bundle`
+      // A resumed run keeps the architecture it was started with; a new one records it for `train bundle`.
+      const bool resuming = std::filesystem::exists(checkpoint_dir(g->out)) && std::filesystem::exists(g->out + "/speculum.json");
+      const BundleManifest m = resuming ? read_manifest(g->out) : default_manifest(read_vq_run(g->vq), corpus.vocabulary, g->shape);
+      if (!resuming) {
+        std::filesystem::create_directories(g->out);
+        write_manifest(m, g->out);
+      }
       const TokenizedCorpus held_out = g->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(g->held_out);
       std::cout << "target: " << parameter_count(gpt_tensor_specs(m.target)) << " parameters, " << corpus.size()
                 << " training images, " << g->params.schedule.steps << " steps of " << g->params.batch << "\n";
