@@ -2,6 +2,7 @@
 // the metrics follow the event semantics.
 #include "trace/grid_state.h"
 #include "trace/metrics.h"
+#include "trace/timeline.h"
 #include "trace/trace_io.h"
 #include "test_helpers.h"
 
@@ -115,6 +116,58 @@ class TestTrace : public QObject {
     QCOMPARE(m.wall_ms, 5.5);
     QCOMPARE(m.outside_forward_share(), 1.0 - 3.25 / 5.5);
     QVERIFY(m.cancelled);
+  }
+
+  void timeline_indexes_steps_and_replays_any_prefix() {
+    const std::vector<Event> events = sample_events();
+    const Timeline timeline(events);
+    QCOMPARE(timeline.step_count(), 2);
+    QVERIFY(timeline.finished());
+    QCOMPARE(timeline.run_begin()->method, std::string("eagle"));
+    const StepPoint& first = timeline.steps()[0];
+    QCOMPARE(first.committed, 2);
+    QCOMPARE(first.forward_passes, 1);
+    QCOMPARE(first.verified, 2);
+    QCOMPARE(first.accepted, 1);
+    QCOMPARE(first.acceptance_rate(), 0.5);
+    QCOMPARE(first.tokens_per_pass(), 2.0);
+    QCOMPARE(timeline.steps()[1].tokens_total, 3);
+    QCOMPARE(timeline.steps()[1].nfe_total, 2);
+    QCOMPARE(timeline.steps()[1].verified, 0);
+
+    QCOMPARE(timeline.state_after(0).committed_count(), 0);
+    QCOMPARE(timeline.state_after(0).rows(), 2);  // RunBegin applied: the grid has its size
+    const GridState after_one = timeline.state_after(1);
+    QCOMPARE(after_one.committed_count(), 2);
+    QCOMPARE(after_one.at(1, 0).state, CellState::Empty);
+    QCOMPARE(after_one.at(0, 1).token, 9);
+    // The whole run equals folding every event.
+    GridState all;
+    for (const Event& e : events) all.apply(e);
+    QCOMPARE(timeline.state_after(2).committed_tokens(), all.committed_tokens());
+    QCOMPARE(timeline.metrics_after(1).nfe, 1);
+    QCOMPARE(timeline.metrics_after(2).tokens, 3);
+    QCOMPARE(timeline.events_of_step(1).size(), std::size_t(3));  // StepBegin, Commit, StepEnd
+    QVERIFY(timeline.events_of_step(2).empty());
+
+    // Appending live gives the same index.
+    Timeline live;
+    for (std::size_t i = 0; i < 9; ++i) live.append(events[i]);  // inside step 0
+    QCOMPARE(live.step_count(), 0);
+    QCOMPARE(live.state_after(live.step_count()).at(0, 0).state, CellState::Committed);
+    for (std::size_t i = 9; i < events.size(); ++i) live.append(events[i]);
+    QCOMPARE(live.step_count(), 2);
+  }
+
+  void step_explanation_says_what_happened() {
+    const Timeline timeline(sample_events());
+    const std::string first = explain_step(timeline.events_of_step(0), 0, 2);
+    QVERIFY2(first.find("Step 1 of 2.") == 0, first.c_str());
+    QVERIFY2(first.find("proposed 3 tokens") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("1 accepted (u < p/q), 1 rejected") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("residual distribution") != std::string::npos, first.c_str());
+    const std::string second = explain_step(timeline.events_of_step(1), 1, 2);
+    QVERIFY2(second.find("Committed the token 2 at (1, 0) (target probability 0.9)") != std::string::npos, second.c_str());
   }
 };
 

@@ -1,4 +1,6 @@
 // Visualizer layers paint the expected colours at the expected cells for a hand-made grid state.
+#include "heat_map_layers.h"
+#include "overlay_layers.h"
 #include "test_helpers.h"
 #include "token_state_layer.h"
 #include "trace/grid_state.h"
@@ -49,6 +51,61 @@ class TestVisualizers : public QObject {
     QCOMPARE(mask.pixelColor(5, 3).alpha(), 0);  // (1, 2) committed
     QVERIFY(mask.pixelColor(0, 0).alpha() > 150);
     QVERIFY(mask.pixelColor(2, 2).alpha() > 150);
+  }
+
+  void heat_ramp_runs_from_viridis_purple_to_yellow() {
+    QCOMPARE(vis::heat_color(0), QColor(68, 1, 84));
+    QCOMPARE(vis::heat_color(1), QColor(253, 231, 37));
+    QCOMPARE(vis::heat_color(-3), vis::heat_color(0));  // clamped
+    QCOMPARE(vis::heat_color(std::nan("")), vis::heat_color(0));
+    // Monotone luma, so the order reads without colour vision.
+    for (int i = 0; i < 10; ++i) QVERIFY(qGray(vis::heat_color(i / 10.0).rgb()) < qGray(vis::heat_color((i + 1) / 10.0).rgb()));
+  }
+
+  void commit_step_layer_colours_committed_cells_by_step() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 2, 2, 16});
+    grid.apply(Commit{0, {{0, 0}}, {1}, {}, 0, 1});
+    grid.apply(Commit{2, {{1, 1}}, {2}, {}, 1, 2});
+    grid.apply(Commit{4, {{0, 1}}, {3}, {}, 2, 3});
+    const QImage image = vis::paint_commit_step_layer(grid, 3, 4, 200);
+    auto at = [&](int r, int c) { return image.pixelColor(c * 3 + 1, r * 3 + 1); };
+    QColor first = vis::heat_color(0), middle = vis::heat_color(0.5), last = vis::heat_color(1);
+    first.setAlpha(200), middle.setAlpha(200), last.setAlpha(200);
+    QCOMPARE(at(0, 0), first);
+    QCOMPARE(at(1, 1), middle);
+    QCOMPARE(at(0, 1), last);
+    QCOMPARE(at(1, 0).alpha(), 0);  // not committed
+  }
+
+  void acceptance_layer_colours_verified_cells_by_rate() {
+    GridState grid = hand_made();
+    // (0, 0) verified again and rejected: 1 of 2 accepted.
+    grid.apply(Verify{1, 0, {{0, 0}}, {1}, {}, {}, {}, {}, {}, {Decision::Reject}});
+    const QImage image = vis::paint_acceptance_layer(grid, 2, 255);
+    auto at = [&](int r, int c) { return image.pixelColor(c * 2, r * 2); };
+    QCOMPARE(at(0, 0), vis::heat_color(0.5));
+    QCOMPARE(at(0, 1), vis::heat_color(1));  // soft accept counts as accepted
+    QCOMPARE(at(0, 2), vis::heat_color(0));
+    QCOMPARE(at(1, 0).alpha(), 0);  // drafted, never verified
+    QCOMPARE(at(1, 2).alpha(), 0);  // committed without verification (ar)
+  }
+
+  void grid_lines_fall_on_cell_boundaries() {
+    const QImage lines = vis::paint_grid_lines(2, 4, QSize(40, 20), Qt::white);
+    QCOMPARE(lines.pixelColor(10, 5), QColor(Qt::white));  // between columns 0 and 1
+    QCOMPARE(lines.pixelColor(5, 10), QColor(Qt::white));  // between rows 0 and 1
+    QCOMPARE(lines.pixelColor(5, 5).alpha(), 0);          // inside a cell
+    QCOMPARE(lines.pixelColor(0, 0).alpha(), 0);          // no border line
+  }
+
+  void every_layer_has_a_name_and_paints_at_the_requested_size() {
+    for (vis::Layer layer : vis::kAllLayers) {
+      QVERIFY(!vis::layer_name(layer).isEmpty());
+      QCOMPARE(vis::paint_layer(layer, hand_made(), QSize(60, 40), 3).size(), QSize(60, 40));
+    }
+    QCOMPARE(vis::layer_legend(vis::Layer::TokenState, 0).size(), std::size_t(6));
+    QCOMPARE(vis::layer_legend(vis::Layer::CommitStep, 255).back().label, QString("step 256"));
   }
 };
 

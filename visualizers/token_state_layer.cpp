@@ -1,6 +1,6 @@
 #include "token_state_layer.h"
 
-#include <QPainter>
+#include "cell_painter.h"
 
 namespace speculum::vis {
 
@@ -29,23 +29,6 @@ const char* state_label(CellState state) {
   }
   return "";
 }
-
-namespace {
-
-template <typename ColorOf>
-QImage paint_cells(const GridState& grid, int cell_px, ColorOf color_of) {
-  QImage image(grid.cols() * cell_px, grid.rows() * cell_px, QImage::Format_ARGB32);
-  image.fill(Qt::transparent);
-  QPainter painter(&image);
-  painter.setCompositionMode(QPainter::CompositionMode_Source);  // exact colours, no blending
-  for (int r = 0; r < grid.rows(); ++r)
-    for (int c = 0; c < grid.cols(); ++c)
-      if (const QColor color = color_of(grid.at(r, c)); color.alpha() > 0)
-        painter.fillRect(c * cell_px, r * cell_px, cell_px, cell_px, color);
-  return image;
-}
-
-}  // namespace
 
 QImage paint_token_state_layer(const GridState& grid, int cell_px) {
   return paint_cells(grid, cell_px, [](const CellInfo& cell) { return state_color(cell.state); });

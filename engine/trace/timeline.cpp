@@ -1,0 +1,135 @@
+#include "trace/timeline.h"
+
+#include <algorithm>
+#include <sstream>
+#include <type_traits>
+
+namespace speculum {
+
+Timeline::Timeline(const std::vector<Event>& events) {
+  for (const Event& e : events) append(e);
+}
+
+void Timeline::append(const Event& event) {
+  const std::size_t index = events_.size();
+  events_.push_back(event);
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, RunBegin>) {
+          run_begin_ = e;
+        } else if constexpr (std::is_same_v<T, StepBegin>) {
+          if (step_begin_index_.size() == step_end_index_.size()) step_begin_index_.push_back(index);
+          open_.step = e.step;
+        } else if constexpr (std::is_same_v<T, Verify>) {
+          for (Decision d : e.decisions) {
+            ++open_.verified;
+            if (d != Decision::Reject) ++open_.accepted;
+          }
+        } else if constexpr (std::is_same_v<T, StepEnd>) {
+          if (step_begin_index_.size() == step_end_index_.size()) step_begin_index_.push_back(index);
+          StepPoint point = open_;
+          point.step = e.step;
+          point.committed = e.committed_cells;
+          point.forward_passes = e.fwd_passes_step;
+          point.wall_ms = e.wall_ms;
+          point.tokens_total = (steps_.empty() ? 0 : steps_.back().tokens_total) + e.committed_cells;
+          point.nfe_total = (steps_.empty() ? 0 : steps_.back().nfe_total) + e.fwd_passes_step;
+          steps_.push_back(point);
+          step_end_index_.push_back(index + 1);
+          open_ = {};
+        } else if constexpr (std::is_same_v<T, RunEnd>) {
+          finished_ = true;
+        }
+      },
+      event);
+}
+
+std::size_t Timeline::end_of(int steps) const {
+  if (steps >= step_count()) return events_.size();
+  if (steps <= 0) return step_begin_index_.empty() ? events_.size() : step_begin_index_.front();
+  return step_end_index_[steps - 1];
+}
+
+GridState Timeline::state_after(int steps) const {
+  GridState grid;
+  const std::size_t end = end_of(steps);
+  for (std::size_t i = 0; i < end; ++i) grid.apply(events_[i]);
+  return grid;
+}
+
+RunMetrics Timeline::metrics_after(int steps) const {
+  MetricsAccumulator metrics;
+  const std::size_t end = end_of(steps);
+  for (std::size_t i = 0; i < end; ++i) metrics.apply(events_[i]);
+  return metrics.metrics();
+}
+
+std::vector<Event> Timeline::events_of_step(int step) const {
+  if (step < 0 || step >= static_cast<int>(step_begin_index_.size())) return {};
+  const std::size_t end = step < step_count() ? step_end_index_[step] : events_.size();
+  return {events_.begin() + static_cast<std::ptrdiff_t>(step_begin_index_[step]), events_.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+namespace {
+
+std::string cell_list(const std::vector<Cell>& cells) {
+  std::ostringstream out;
+  const std::size_t shown = std::min<std::size_t>(cells.size(), 4);
+  for (std::size_t i = 0; i < shown; ++i) out << (i ? ", " : "") << "(" << cells[i].row << ", " << cells[i].col << ")";
+  if (cells.size() > shown) out << " and " << cells.size() - shown << " more";
+  return out.str();
+}
+
+std::string plural(std::size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string explain_step(const std::vector<Event>& step_events, int step_index, int step_count) {
+  std::ostringstream out;
+  out << "Step " << step_index + 1 << " of " << step_count << ".";
+  for (const Event& event : step_events) {
+    std::visit(
+        [&](const auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, Draft>) {
+            out << " The drafter (" << e.source << ") proposed " << plural(e.cells.size(), "token") << " at "
+                << cell_list(e.cells) << ".";
+          } else if constexpr (std::is_same_v<T, Frontier>) {
+            out << " The drafting frontier holds " << plural(e.cells.size(), "cell") << ".";
+          } else if constexpr (std::is_same_v<T, Verify>) {
+            const auto strict = std::count(e.decisions.begin(), e.decisions.end(), Decision::StrictAccept);
+            const auto soft = std::count(e.decisions.begin(), e.decisions.end(), Decision::SoftAccept);
+            const auto rejected = std::count(e.decisions.begin(), e.decisions.end(), Decision::Reject);
+            out << " One target pass verified them: " << strict << " accepted (u < p/q)";
+            if (soft > 0) out << ", " << soft << " accepted by the relaxed test";
+            out << ", " << rejected << " rejected.";
+          } else if constexpr (std::is_same_v<T, Resample>) {
+            out << " " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << " were drawn again from the "
+                << e.dist << " distribution.";
+          } else if constexpr (std::is_same_v<T, Region>) {
+            out << " A " << e.kind << " region of " << plural(e.cells.size(), "cell") << " (radius " << e.radius
+                << ") is resampled locally.";
+          } else if constexpr (std::is_same_v<T, KVRollback>) {
+            out << " The KV cache rolled back to " << e.to_len << " entries.";
+          } else if constexpr (std::is_same_v<T, Commit>) {
+            if (e.cells.size() == 1) {
+              out << " Committed the token " << e.tokens.front() << " at " << cell_list(e.cells);
+              if (!e.p_of_token.empty()) out << " (target probability " << e.p_of_token.front() << ")";
+              out << ".";
+            } else {
+              out << " Committed " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << ".";
+            }
+          } else if constexpr (std::is_same_v<T, StepEnd>) {
+            out << " " << plural(static_cast<std::size_t>(e.fwd_passes_step), "target forward pass") << ", "
+                << plural(static_cast<std::size_t>(e.committed_cells), "token") << " committed, " << e.wall_ms << " ms.";
+          }
+        },
+        event);
+  }
+  return out.str();
+}
+
+}  // namespace speculum

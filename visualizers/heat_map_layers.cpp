@@ -1,0 +1,47 @@
+#include "heat_map_layers.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "cell_painter.h"
+
+namespace speculum::vis {
+
+QColor heat_color(double t) {
+  // Nine samples of matplotlib's viridis, linearly interpolated.
+  static constexpr std::array<std::array<int, 3>, 9> kViridis = {{{68, 1, 84},
+                                                                  {71, 44, 122},
+                                                                  {59, 81, 139},
+                                                                  {44, 113, 142},
+                                                                  {33, 144, 141},
+                                                                  {39, 173, 129},
+                                                                  {92, 200, 99},
+                                                                  {170, 220, 50},
+                                                                  {253, 231, 37}}};
+  const double x = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * (kViridis.size() - 1);
+  const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(x), kViridis.size() - 2);
+  const double f = x - i;
+  auto mix = [&](int k) { return static_cast<int>(std::lround(kViridis[i][k] * (1 - f) + kViridis[i + 1][k] * f)); };
+  return QColor(mix(0), mix(1), mix(2));
+}
+
+QImage paint_commit_step_layer(const GridState& grid, int cell_px, int last_step, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.state != CellState::Committed || cell.commit_step < 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(last_step > 0 ? double(cell.commit_step) / last_step : 0.0);
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
+QImage paint_acceptance_layer(const GridState& grid, int cell_px, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.times_verified == 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(double(cell.times_accepted) / cell.times_verified);
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
+}  // namespace speculum::vis

@@ -1,0 +1,23 @@
+// Heat-map overlays over the token grid: which step committed each cell, and how often each cell's
+// drafts were accepted. Colours follow the viridis ramp (perceptually uniform, colour-blind safe,
+// readable on dark and light backgrounds). Pure functions of the grid state.
+#pragma once
+
+#include <QColor>
+#include <QImage>
+
+#include "trace/grid_state.h"
+
+namespace speculum::vis {
+
+// t in [0, 1] -> viridis colour (opaque); values outside are clamped.
+QColor heat_color(double t);
+
+// Committed cells coloured by commit step (first step dark purple, last step yellow); others clear.
+// `last_step` fixes the scale (the run's final step), so the colours do not shift during a replay.
+QImage paint_commit_step_layer(const GridState& grid, int cell_px, int last_step, int alpha = 170);
+
+// Cells whose drafts were verified, coloured by accepted / verified; never-verified cells clear.
+QImage paint_acceptance_layer(const GridState& grid, int cell_px, int alpha = 170);
+
+}  // namespace speculum::vis

@@ -1,0 +1,78 @@
+#include "overlay_layers.h"
+
+#include <QPainter>
+
+#include "heat_map_layers.h"
+#include "token_state_layer.h"
+
+namespace speculum::vis {
+
+QString layer_name(Layer layer) {
+  switch (layer) {
+    case Layer::TokenState: return "Token state";
+    case Layer::CommitStep: return "Commit step";
+    case Layer::Acceptance: return "Acceptance rate";
+    case Layer::GridLines: return "Grid lines";
+  }
+  return {};
+}
+
+QString layer_key(Layer layer) {
+  switch (layer) {
+    case Layer::TokenState: return "token_state";
+    case Layer::CommitStep: return "commit_step";
+    case Layer::Acceptance: return "acceptance";
+    case Layer::GridLines: return "grid_lines";
+  }
+  return {};
+}
+
+std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
+  switch (layer) {
+    case Layer::TokenState: {
+      std::vector<LegendEntry> entries;
+      for (CellState s : {CellState::Drafted, CellState::Accepted, CellState::SoftAccepted, CellState::Rejected,
+                          CellState::Resampled})
+        entries.push_back({state_color(s), state_label(s)});
+      entries.push_back({QColor(20, 20, 20), "not committed (dimmed)"});
+      return entries;
+    }
+    case Layer::CommitStep:
+      return {{heat_color(0), "committed at step 1"},
+              {heat_color(0.5), QString("step %1").arg(last_step / 2 + 1)},
+              {heat_color(1), QString("step %1").arg(last_step + 1)}};
+    case Layer::Acceptance:
+      return {{heat_color(0), "0 % of drafts accepted"}, {heat_color(0.5), "50 %"}, {heat_color(1), "100 %"}};
+    case Layer::GridLines: return {};
+  }
+  return {};
+}
+
+QImage paint_grid_lines(int rows, int cols, QSize size, QColor color) {
+  QImage image(size, QImage::Format_ARGB32);
+  image.fill(Qt::transparent);
+  if (rows <= 0 || cols <= 0) return image;
+  QPainter painter(&image);
+  painter.setPen(color);
+  for (int r = 1; r < rows; ++r) {
+    const int y = r * size.height() / rows;
+    painter.drawLine(0, y, size.width() - 1, y);
+  }
+  for (int c = 1; c < cols; ++c) {
+    const int x = c * size.width() / cols;
+    painter.drawLine(x, 0, x, size.height() - 1);
+  }
+  return image;
+}
+
+QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step) {
+  switch (layer) {
+    case Layer::TokenState: return paint_token_state_layer(grid, 1).scaled(size);
+    case Layer::CommitStep: return paint_commit_step_layer(grid, 1, last_step).scaled(size);
+    case Layer::Acceptance: return paint_acceptance_layer(grid, 1).scaled(size);
+    case Layer::GridLines: return paint_grid_lines(grid.rows(), grid.cols(), size, QColor(255, 255, 255, 70));
+  }
+  return {};
+}
+
+}  // namespace speculum::vis

@@ -1,0 +1,33 @@
+// The canvas's overlay layers as one list: names, legends, and painting by layer id. Each layer is a
+// pure function from the grid state to an image (see token_state_layer.h, heat_map_layers.h).
+#pragma once
+
+#include <QColor>
+#include <QImage>
+#include <QString>
+#include <vector>
+
+#include "trace/grid_state.h"
+
+namespace speculum::vis {
+
+enum class Layer { TokenState, CommitStep, Acceptance, GridLines };
+inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines};
+
+QString layer_name(Layer layer);     // "Token state", ...
+QString layer_key(Layer layer);      // stable id for settings: "token_state", ...
+
+struct LegendEntry {
+  QColor color;
+  QString label;
+};
+// `last_step` labels the commit-step scale.
+std::vector<LegendEntry> layer_legend(Layer layer, int last_step);
+
+// Grid lines between cells on a transparent image of `size` pixels.
+QImage paint_grid_lines(int rows, int cols, QSize size, QColor color);
+
+// The layer at `size` pixels (cells are scaled with nearest-neighbour so each stays a solid block).
+QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step);
+
+}  // namespace speculum::vis
