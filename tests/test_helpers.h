@@ -11,6 +11,7 @@
 namespace speculum::test {
 
 inline std::string bundles_dir() { return SPECULUM_TEST_BUNDLES; }
+inline std::string shipped_bundle_dir() { return SPECULUM_SHIPPED_BUNDLE; }  // the studio's default model
 
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;

@@ -1,51 +1,208 @@
-// The minimal studio window under the offscreen platform: a real generation on a worker thread, Stop,
-// and closing mid-run.
+// The studio window under the offscreen platform: real generations with `ar` on the shipped bundle on
+// a worker thread, Stop, rapid start/stop, closing mid-run, trace save + replay (bit-exact image),
+// PNG settings round trip, GIF export, and the comparison view.
+#include <QImageReader>
 #include <QSignalSpy>
 
+#include "canvas_widget.h"
+#include "comparison_view.h"
+#include "gif_writer.h"
 #include "main_window.h"
+#include "method_params_form.h"
+#include "request_panel.h"
 #include "test_helpers.h"
+#include "timeline_bar.h"
+#include "trace/trace_io.h"
 
 using namespace speculum;
 
 class TestMainWindow : public QObject {
   Q_OBJECT
+  QTemporaryDir dir_;
 
-  static std::unique_ptr<Engine> engine() {
+  static std::unique_ptr<Engine> engine(const std::string& bundle = test::shipped_bundle_dir()) {
     EngineParams p;
-    p.bundle_dir = test::bundles_dir() + "/tiny-text";
+    p.bundle_dir = bundle;
     p.device = "cpu";
     p.threads = 1;
     return Engine::load(p);
   }
-
- private Q_SLOTS:
-  void generates_to_completion() {
-    ui::MainWindow window(engine());
-    window.set_prompt("a red circle");
-    QSignalSpy finished(&window, &ui::MainWindow::generation_finished);
-    window.start_generation();
-    QVERIFY(window.running());
-    QVERIFY(finished.wait(20000));
+  QString path(const QString& name) const { return dir_.filePath(name); }
+  std::unique_ptr<ui::MainWindow> window() {
+    return std::make_unique<ui::MainWindow>(engine(), path("settings.ini"));
+  }
+  static void generate(ui::MainWindow& w) {
+    QSignalSpy finished(&w, &ui::MainWindow::generation_finished);
+    w.start_generation();
+    QVERIFY(w.running());
+    QVERIFY(finished.wait(60000));
     QCOMPARE(finished.at(0).at(0).toBool(), false);  // not cancelled
-    QVERIFY(!window.running());
   }
 
-  void stop_cancels_and_window_stays_usable() {
-    ui::MainWindow window(engine());
-    QSignalSpy finished(&window, &ui::MainWindow::generation_finished);
-    for (int i = 0; i < 20; ++i) {
-      window.start_generation();
-      window.stop_generation();
-      QVERIFY(finished.wait(20000));
+ private Q_SLOTS:
+  void generates_on_the_shipped_bundle_and_the_canvas_matches_the_trace() {
+    auto w = window();
+    w->set_prompt("a red circle above a blue square on a gray background");
+    w->set_seed(5);
+    generate(*w);
+    QVERIFY(!w->running());
+    const int cells = w->canvas()->grid().rows() * w->canvas()->grid().cols();
+    QCOMPARE(cells, 256);
+    QCOMPARE(w->canvas()->grid().committed_count(), cells);
+    QVERIFY(!w->final_image().isNull());
+    QVERIFY(w->status_text().startsWith("Done: 256 tokens, NFE 256"));
+
+    QVERIFY(w->save_trace(path("run.jsonl")));
+    GridState from_trace;
+    for (const Event& e : read_trace(path("run.jsonl").toStdString())) from_trace.apply(e);
+    QCOMPARE(w->canvas()->grid().committed_count(), from_trace.committed_count());
+    QCOMPARE(w->canvas()->grid().committed_tokens(), from_trace.committed_tokens());
+    QCOMPARE(w->timeline_bar()->step_count(), 256);
+  }
+
+  void replaying_a_saved_trace_reproduces_the_image_bit_for_bit() {
+    auto w = window();
+    w->set_prompt("two green stars on a striped beige background");
+    w->set_seed(11);
+    generate(*w);
+    const QImage generated = w->final_image().convertToFormat(QImage::Format_RGB888);
+    QVERIFY(w->save_trace(path("replay.jsonl")));
+
+    auto replay = window();
+    QVERIFY(replay->open_file(path("replay.jsonl")));
+    QCOMPARE(replay->canvas()->image().convertToFormat(QImage::Format_RGB888), generated);
+    // The request came back with the trace.
+    QCOMPARE(replay->request_panel()->request().seed, std::uint64_t(11));
+    QCOMPARE(replay->request_panel()->request().prompt, std::string("two green stars on a striped beige background"));
+    // Scrub back: fewer committed cells, in raster order for ar; then forward to the end again.
+    replay->timeline_bar()->set_position(100);
+    QCOMPARE(replay->canvas()->grid().committed_count(), 100);
+    QCOMPARE(replay->canvas()->grid().at(6, 3).state, CellState::Committed);  // cell 99
+    QCOMPARE(replay->canvas()->grid().at(6, 4).state, CellState::Empty);      // cell 100
+    replay->timeline_bar()->step_back();
+    QCOMPARE(replay->canvas()->grid().committed_count(), 99);
+    replay->timeline_bar()->set_position(replay->timeline_bar()->step_count());
+    QCOMPARE(replay->canvas()->image().convertToFormat(QImage::Format_RGB888), generated);
+  }
+
+  void stop_mid_run_leaves_a_consistent_partial_state() {
+    auto w = window();
+    QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    w->start_generation();
+    QTRY_VERIFY_WITH_TIMEOUT(w->timeline().step_count() >= 10, 30000);
+    w->stop_generation();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.at(0).at(0).toBool(), true);  // cancelled
+    QVERIFY(w->status_text().startsWith("Stopped: "));
+    const GridState& grid = w->canvas()->grid();
+    const int committed = grid.committed_count();
+    QVERIFY(committed >= 10 && committed < 256);
+    QCOMPARE(committed, w->timeline().state_after(w->timeline().step_count()).committed_count());
+    // ar commits in raster order: exactly the first `committed` cells, no holes.
+    const std::vector<int> tokens = grid.committed_tokens();
+    for (int i = 0; i < 256; ++i) QCOMPARE(tokens[i] >= 0, i < committed);
+    QCOMPARE(w->timeline().metrics_after(w->timeline().step_count()).tokens, committed);
+    QVERIFY(w->timeline().metrics_after(w->timeline().step_count()).cancelled);
+  }
+
+  void fifty_rapid_start_stop_cycles() {
+    auto w = window();
+    QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    const int children_before = w->findChildren<QObject*>().size();
+    for (int i = 0; i < 50; ++i) {
+      w->start_generation();
+      w->stop_generation();
+      QVERIFY(finished.wait(30000));
+      QVERIFY(!w->running());
     }
-    QCOMPARE(finished.count(), 20);
+    QCOMPARE(finished.count(), 50);
+    QCOMPARE(w->findChildren<QObject*>().size(), children_before);  // nothing piles up per run
+    generate(*w);  // and it still generates to the end
+    QCOMPARE(w->canvas()->grid().committed_count(), 256);
   }
 
   void closing_mid_run_joins_the_worker() {
-    auto* window = new ui::MainWindow(engine());
-    window->start_generation();
-    QTest::qWait(5);
-    delete window;  // must cancel and join without hanging or crashing
+    auto* w = new ui::MainWindow(engine(), path("settings.ini"));
+    w->start_generation();
+    QTest::qWait(20);
+    delete w;  // must cancel and join without hanging or crashing
+  }
+
+  void png_export_carries_the_request_and_restores_it() {
+    auto w = window();
+    w->set_prompt("a yellow triangle on a teal background");
+    w->set_seed(42);
+    generate(*w);
+    QVERIFY(w->export_image(path("out.png")));
+    auto other = window();
+    QVERIFY(other->open_file(path("out.png")));
+    const GenerateParams restored = other->request_panel()->request();
+    QCOMPARE(restored.prompt, std::string("a yellow triangle on a teal background"));
+    QCOMPARE(restored.seed, std::uint64_t(42));
+    QVERIFY(!other->open_file(path("missing.png")));
+    QVERIFY2(other->status_text().contains("missing.png"), qPrintable(other->status_text()));
+  }
+
+  void settings_persist_between_windows() {
+    {
+      auto w = window();
+      w->set_prompt("a blue square");
+      w->set_seed(1234);
+      w->close();
+    }
+    auto w = window();
+    QCOMPARE(w->request_panel()->request().prompt, std::string("a blue square"));
+    QCOMPARE(w->request_panel()->request().seed, std::uint64_t(1234));
+  }
+
+  void gif_export_has_one_frame_per_step_plus_a_hold() {
+    auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), path("tiny-settings.ini"));
+    generate(w);  // tiny bundle: 8x8 grid, 64 steps
+    QVERIFY(w.export_animation(path("run.gif")));
+    QImageReader reader(path("run.gif"));
+    QCOMPARE(reader.imageCount(), 64 + 15);
+    const QImage first = reader.read();
+    QCOMPARE(first.size(), QSize(256, 256));
+  }
+
+  void gif_writer_round_trips_palette_colours() {
+    std::vector<QImage> frames;
+    for (QRgb colour : {qRgb(255, 0, 0), qRgb(0, 0, 255), qRgb(255, 255, 255)}) {
+      QImage frame(40, 30, QImage::Format_RGB32);
+      frame.fill(colour);
+      frame.setPixel(3, 4, qRgb(0, 255, 0));
+      frames.push_back(frame);
+    }
+    ui::write_gif(path("colours.gif"), frames, 10);
+    QImageReader reader(path("colours.gif"));
+    QCOMPARE(reader.imageCount(), 3);
+    const QImage second = (reader.read(), reader.read());
+    QCOMPARE(second.size(), QSize(40, 30));
+    QCOMPARE(QColor(second.pixel(0, 0)), QColor(0, 0, 255));
+    QCOMPARE(QColor(second.pixel(3, 4)), QColor(0, 255, 0));
+    QVERIFY(std::abs(qRed(ui::gif_palette_color(ui::gif_palette_index(qRgb(128, 128, 128)))) - 128) <= 4);  // gray ramp
+    QCOMPARE(ui::gif_palette_color(ui::gif_palette_index(qRgb(127, 131, 129))), ui::gif_palette_color(ui::gif_palette_index(qRgb(129, 129, 129))));
+    QVERIFY_THROWS_EXCEPTION(Error, ui::write_gif(path("no/such/dir/x.gif"), frames, 10));
+  }
+
+  void comparison_runs_each_pane_and_an_ar_reference() {
+    auto w = window();
+    w->show();
+    ui::ComparisonView* view = w->comparison();
+    view->set_pane_count(3);
+    QCOMPARE(view->pane_count(), 3);
+    QSignalSpy done(view, &ui::ComparisonView::all_finished);
+    w->run_comparison();
+    QVERIFY(done.wait(120000));
+    // Same request and seed: every ar pane commits the same tokens.
+    const auto tokens = [&](int pane) { return view->timeline(pane).state_after(view->timeline(pane).step_count()).committed_tokens(); };
+    QCOMPARE(tokens(0), tokens(1));
+    QCOMPARE(tokens(1), tokens(2));
+    QCOMPARE(view->timeline(0).step_count(), 256);
+    const QImage picture = view->render_image();
+    QVERIFY(picture.width() > 300 && picture.height() > 300);
+    QVERIFY(w->export_comparison(path("comparison.png")));
+    QVERIFY(QImage(path("comparison.png")).size() == picture.size());
   }
 };
 

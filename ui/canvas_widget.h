@@ -1,10 +1,12 @@
-// The emerging image, scaled with nearest-neighbour so tokens stay crisp, with the pending-cell mask,
-// the token-state layer and optional grid lines on top.
+// The emerging image with its overlay layers. Wheel zooms about the cursor, dragging pans, a double
+// click fits the image again; hovering a cell shows its row, column, token, p, q, state and step.
 #pragma once
 
 #include <QImage>
 #include <QWidget>
+#include <optional>
 
+#include "frame_composer.h"
 #include "trace/grid_state.h"
 
 namespace speculum::ui {
@@ -16,18 +18,39 @@ class CanvasWidget : public QWidget {
 
   void set_image(const QImage& image);
   void set_grid(const GridState& grid);
-  void set_grid_lines(bool on);
+  void set_style(const vis::FrameStyle& style);
+  const vis::FrameStyle& style() const { return style_; }
+  const GridState& grid() const { return grid_; }
+  const QImage& image() const { return image_; }
+  void reset_view();
+
+  // The cell under a widget position, if any.
+  std::optional<Cell> cell_at(QPoint position) const;
+  static QString describe_cell(const GridState& grid, int row, int col);
+
+ Q_SIGNALS:
+  void cell_hovered(const QString& description);  // empty when the pointer leaves the grid
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
   QSize sizeHint() const override { return {512, 512}; }
 
  private:
-  QRect target_rect() const;
+  QRectF target_rect() const;
 
   QImage image_;
   GridState grid_;
-  bool grid_lines_ = false;
+  vis::FrameStyle style_;
+  double zoom_ = 1.0;
+  QPointF pan_;  // offset of the image centre from the widget centre, in widget pixels
+  std::optional<QPointF> drag_start_;
+  QPointF pan_at_drag_start_;
 };
 
 }  // namespace speculum::ui

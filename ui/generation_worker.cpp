@@ -6,6 +6,15 @@ QImage to_qimage(const Image& image) {
   return QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).copy();
 }
 
+QImage preview_image(const Engine& engine, const GridState& grid) {
+  if (grid.rows() != engine.info().grid_rows || grid.cols() != engine.info().grid_cols || grid.committed_count() == 0) return {};
+  try {
+    return to_qimage(engine.preview(grid.committed_tokens()).image);
+  } catch (const Error&) {
+    return {};  // tokens outside this model's codebook (a trace from another model)
+  }
+}
+
 GenerationWorker::GenerationWorker(Engine& engine) : engine_(engine) {}
 
 std::vector<Event> GenerationWorker::take_events() {
@@ -20,7 +29,6 @@ void GenerationWorker::generate(const GenerateParams& params) {
     std::lock_guard lock(mutex_);
     pending_.push_back(e);
   };
-  callbacks.preview = [this](const Preview& p) { Q_EMIT preview_ready(to_qimage(p.image), p.committed, p.total); };
   try {
     const GenerateResult r = engine_.generate(params, callbacks, &cancel_);
     const RunMetrics& m = r.metrics;

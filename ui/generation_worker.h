@@ -1,6 +1,6 @@
 // Runs Engine::generate on its own thread. Events are queued under a mutex and drained by the UI at
-// display rate (so painting never slows a fast method); previews and the end of a run arrive as
-// queued signals.
+// display rate (so painting never slows a fast method); the end of a run arrives as a queued signal.
+// Previews are decoded by the window from the committed tokens, so they never count in a run's time.
 #pragma once
 
 #include <QImage>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "speculum.h"
+#include "trace/grid_state.h"
 
 namespace speculum::ui {
 
@@ -25,7 +26,6 @@ class GenerationWorker : public QObject {
   void generate(const GenerateParams& params);
 
  Q_SIGNALS:
-  void preview_ready(const QImage& image, int committed, int total);
   void finished(const QImage& image, bool cancelled, const QString& summary);
   void failed(const QString& message);
 
@@ -37,5 +37,7 @@ class GenerationWorker : public QObject {
 };
 
 QImage to_qimage(const Image& image);
+// The picture of a (partial) grid: its committed tokens decoded, open cells with the neutral token.
+QImage preview_image(const Engine& engine, const GridState& grid);
 
 }  // namespace speculum::ui

@@ -1,63 +1,143 @@
 #include "main_window.h"
 
-#include <QCheckBox>
+#include <QActionGroup>
+#include <QApplication>
 #include <QCloseEvent>
-#include <QComboBox>
-#include <QCompleter>
-#include <QDoubleSpinBox>
-#include <QFormLayout>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
+#include <QMenuBar>
+#include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRandomGenerator>
-#include <QSpinBox>
+#include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTextBrowser>
 #include <QTimer>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "canvas_widget.h"
+#include "common/png_export.h"
+#include "comparison_view.h"
 #include "generation_worker.h"
+#include "gif_writer.h"
+#include "metrics_panel.h"
+#include "request_panel.h"
+#include "timeline_bar.h"
+#include "trace/trace_io.h"
 
 namespace speculum::ui {
 
-MainWindow::MainWindow(std::unique_ptr<Engine> engine, QWidget* parent)
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+constexpr int kMaxAnimationFrames = 300;
+
+QPalette dark_palette() {
+  QPalette p;
+  const QColor window(45, 45, 48), base(30, 30, 32), text(230, 230, 230), disabled(130, 130, 130);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, window);
+  p.setColor(QPalette::ToolTipBase, base);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::Highlight, QColor(0, 114, 178));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Link, QColor(86, 180, 233));
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) p.setColor(QPalette::Disabled, role, disabled);
+  return p;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_file, QWidget* parent)
     : QMainWindow(parent), engine_(std::move(engine)) {
+  settings_ = settings_file.isEmpty() ? std::make_unique<QSettings>("Speculum", "Speculum studio")
+                                      : std::make_unique<QSettings>(settings_file, QSettings::IniFormat);
+  system_palette_ = QApplication::palette();
   const ModelInfo& info = engine_->info();
   setWindowTitle(QString("Speculum — %1").arg(QString::fromStdString(info.name)));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
 
-  auto* central = new QWidget(this);
-  auto* layout = new QHBoxLayout(central);
-  layout->addWidget(build_controls());
-  canvas_ = new CanvasWidget(central);
-  layout->addWidget(canvas_, 1);
-  setCentralWidget(central);
+  // Left: the request.
+  auto* request_dock = new QDockWidget("Request", this);
+  request_dock->setObjectName("request_dock");
+  auto* request_box = new QWidget(request_dock);
+  auto* request_layout = new QVBoxLayout(request_box);
+  request_ = new RequestPanel(*engine_, request_box);
+  request_layout->addWidget(request_);
+  auto* buttons = new QHBoxLayout;
+  generate_ = new QPushButton("Generate", request_box);
+  generate_->setToolTip("Generate (Ctrl+Enter)");
+  stop_ = new QPushButton("Stop", request_box);
+  stop_->setToolTip("Stop within one step (Esc)");
+  stop_->setEnabled(false);
+  buttons->addWidget(generate_);
+  buttons->addWidget(stop_);
+  request_layout->addLayout(buttons);
+  request_layout->addStretch(1);
+  request_dock->setWidget(request_box);
+  addDockWidget(Qt::LeftDockWidgetArea, request_dock);
+  connect(generate_, &QPushButton::clicked, this, &MainWindow::start_generation);
+  connect(stop_, &QPushButton::clicked, this, &MainWindow::stop_generation);
+  connect(request_, &RequestPanel::submitted, this, &MainWindow::start_generation);
+  connect(request_, &RequestPanel::validity_changed, this, [this](bool ok) { generate_->setEnabled(ok && !running_); });
+
+  // Centre: generate tab and comparison tab.
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(build_generate_tab(), "Generate");
+  comparison_ = new ComparisonView(*engine_, [this] { return request_->request(); }, tabs_);
+  tabs_->addTab(comparison_, "Compare");
+  setCentralWidget(tabs_);
+
+  // Right: metrics and the step explanation.
+  auto* metrics_dock = new QDockWidget("Metrics", this);
+  metrics_dock->setObjectName("metrics_dock");
+  metrics_ = new MetricsPanel(metrics_dock);
+  metrics_dock->setWidget(metrics_);
+  addDockWidget(Qt::RightDockWidgetArea, metrics_dock);
+  auto* explain_dock = new QDockWidget("What am I looking at", this);
+  explain_dock->setObjectName("explain_dock");
+  explanation_ = new QTextBrowser(explain_dock);
+  explanation_->setMinimumHeight(80);
+  explain_dock->setWidget(explanation_);
+  addDockWidget(Qt::RightDockWidgetArea, explain_dock);
 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
   progress_->setMaximumWidth(220);
   status_ = new QLabel(QString::fromStdString(info.target_summary + " on " + info.device), this);
+  hover_ = new QLabel(this);
   statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(hover_);
   statusBar()->addPermanentWidget(progress_);
 
   worker_ = new GenerationWorker(*engine_);
   worker_->moveToThread(&worker_thread_);
   connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &GenerationWorker::preview_ready, this,
-          [this](const QImage& image, int, int) { canvas_->set_image(image); });
   connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString& summary) {
-    drain_events();
-    canvas_->set_image(image);
-    status_->setText((cancelled ? "Stopped: " : "Done: ") + summary);
+    final_image_ = image;
     set_running(false);
+    drain_events();
+    show_position(timeline_bar_->position());
+    status_->setText((cancelled ? "Stopped: " : "Done: ") + summary);
     Q_EMIT generation_finished(cancelled);
   });
   connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
-    drain_events();
-    status_->setText("Error: " + message);
     set_running(false);
+    drain_events();
+    report("Error: " + message);
     Q_EMIT generation_finished(true);
   });
   worker_thread_.start();
@@ -65,7 +145,12 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, QWidget* parent)
   frame_timer_ = new QTimer(this);
   frame_timer_->setInterval(33);
   connect(frame_timer_, &QTimer::timeout, this, &MainWindow::drain_events);
-  resize(980, 640);
+
+  build_menus();
+  resize(1280, 800);
+  restore_settings();
+  update_style();
+  show_position(0);
 }
 
 MainWindow::~MainWindow() {
@@ -74,149 +159,127 @@ MainWindow::~MainWindow() {
   worker_thread_.wait();
 }
 
-QWidget* MainWindow::build_controls() {
-  const ModelInfo& info = engine_->info();
-  auto* panel = new QWidget(this);
-  panel->setMaximumWidth(360);
-  auto* form = new QFormLayout(panel);
+QWidget* MainWindow::build_generate_tab() {
+  auto* tab = new QWidget(this);
+  auto* layout = new QVBoxLayout(tab);
+  canvas_ = new CanvasWidget(tab);
+  layout->addWidget(canvas_, 1);
+  legend_ = new QLabel(tab);
+  legend_->setWordWrap(true);
+  layout->addWidget(legend_);
+  timeline_bar_ = new TimelineBar(tab);
+  layout->addWidget(timeline_bar_);
+  connect(timeline_bar_, &TimelineBar::position_changed, this, &MainWindow::show_position);
+  connect(canvas_, &CanvasWidget::cell_hovered, this, [this](const QString& text) { hover_->setText(text); });
+  return tab;
+}
 
-  if (info.text_conditioned) {
-    prompt_ = new QLineEdit(panel);
-    prompt_->setPlaceholderText("a red circle above a blue square");
-    QStringList words;
-    for (const auto& w : info.text_vocab) words << QString::fromStdString(w);
-    auto* completer = new QCompleter(words, prompt_);
-    completer->setCaseSensitivity(Qt::CaseInsensitive);
-    prompt_->setCompleter(completer);
-    prompt_->setToolTip(QString("Up to %1 words from the model's vocabulary").arg(info.max_prompt_words));
-    connect(prompt_, &QLineEdit::textChanged, this, &MainWindow::validate_prompt);
-    connect(prompt_, &QLineEdit::returnPressed, this, &MainWindow::start_generation);
-    form->addRow("Prompt", prompt_);
-    prompt_problem_ = new QLabel(panel);
-    prompt_problem_->setWordWrap(true);
-    prompt_problem_->setStyleSheet("color: #D55E00");
-    form->addRow(prompt_problem_);
-  } else {
-    class_ = new QComboBox(panel);
-    class_->setEditable(true);
-    for (std::size_t i = 0; i < info.classes.size(); ++i)
-      class_->addItem(QString("%1  %2").arg(i).arg(QString::fromStdString(info.classes[i])), int(i));
-    class_->setInsertPolicy(QComboBox::NoInsert);
-    form->addRow("Class", class_);
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open trace or image…", QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open", {}, "Traces and images (*.jsonl *.png);;All files (*)");
+    if (!path.isEmpty()) open_file(path);
+  });
+  recent_menu_ = file->addMenu("Open &recent");
+  file->addSeparator();
+  file->addAction("&Save trace…", QKeySequence::Save, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Save trace", "run.jsonl", "Traces (*.jsonl)");
+    if (!path.isEmpty()) save_trace(path);
+  });
+  file->addAction("&Export image (PNG with parameters)…", QKeySequence("Ctrl+E"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Export image", "speculum.png", "PNG images (*.png)");
+    if (!path.isEmpty()) export_image(path);
+  });
+  file->addAction("Export &animation (GIF)…", QKeySequence("Ctrl+Shift+E"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Export animation", "speculum.gif", "GIF animations (*.gif)");
+    if (!path.isEmpty()) export_animation(path);
+  });
+  file->addAction("Export &comparison…", this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Export comparison", "comparison.png", "PNG images (*.png)");
+    if (!path.isEmpty()) export_comparison(path);
+  });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* run = menuBar()->addMenu("&Run");
+  run->addAction("&Generate", QKeySequence("Ctrl+Return"), this, &MainWindow::start_generation);
+  run->addAction("&Stop", QKeySequence("Esc"), this, &MainWindow::stop_generation);
+  run->addAction("Random &seed", QKeySequence("Ctrl+R"), request_, &RequestPanel::randomize_seed);
+  run->addSeparator();
+  run->addAction("Step &back", QKeySequence("Left"), timeline_bar_, &TimelineBar::step_back);
+  run->addAction("Step &forward", QKeySequence("Right"), timeline_bar_, &TimelineBar::step_forward);
+  run->addAction("&Play / pause", QKeySequence("Space"), timeline_bar_, &TimelineBar::toggle_play);
+  run->addAction("Run &comparison", QKeySequence("Ctrl+Shift+Return"), this, &MainWindow::run_comparison);
+
+  QMenu* view = menuBar()->addMenu("&View");
+  int shortcut = 1;
+  for (vis::Layer layer : vis::kAllLayers) {
+    QAction* action = view->addAction(vis::layer_name(layer));
+    action->setCheckable(true);
+    action->setChecked(layer == vis::Layer::TokenState);
+    action->setShortcut(QKeySequence(QString("Ctrl+%1").arg(shortcut++)));
+    connect(action, &QAction::toggled, this, &MainWindow::update_style);
+    layer_actions_[layer] = action;
   }
-
-  auto* seed_row = new QHBoxLayout;
-  seed_ = new QSpinBox(panel);
-  seed_->setRange(0, std::numeric_limits<int>::max());
-  seed_->setToolTip("Same request and seed give the same image");
-  auto* dice = new QToolButton(panel);
-  dice->setText("Random");
-  dice->setToolTip("Random seed");
-  connect(dice, &QToolButton::clicked, this,
-          [this] { seed_->setValue(QRandomGenerator::global()->bounded(std::numeric_limits<int>::max())); });
-  seed_row->addWidget(seed_, 1);
-  seed_row->addWidget(dice);
-  form->addRow("Seed", seed_row);
-
-  const SamplingParams defaults;
-  cfg_ = new QDoubleSpinBox(panel);
-  cfg_->setRange(0, 100);
-  cfg_->setSingleStep(0.5);
-  cfg_->setValue(defaults.cfg_scale);
-  cfg_->setToolTip("Classifier-free guidance: uncond + s·(cond − uncond); 1 turns it off");
-  form->addRow("CFG", cfg_);
-  temperature_ = new QDoubleSpinBox(panel);
-  temperature_->setRange(0, 100);
-  temperature_->setSingleStep(0.05);
-  temperature_->setValue(defaults.temperature);
-  form->addRow("Temperature", temperature_);
-  top_k_ = new QSpinBox(panel);
-  top_k_->setRange(0, info.vocab_size);
-  top_k_->setValue(defaults.top_k);
-  top_k_->setSpecialValueText("off");
-  form->addRow("Top-k", top_k_);
-  top_p_ = new QDoubleSpinBox(panel);
-  top_p_->setRange(0.01, 1);
-  top_p_->setSingleStep(0.05);
-  top_p_->setValue(defaults.top_p);
-  form->addRow("Top-p", top_p_);
-
-  method_ = new QComboBox(panel);
-  for (const auto& m : available_methods()) {
-    method_->addItem(QString::fromStdString(m.name));
-    method_->setItemData(method_->count() - 1, QString::fromStdString(m.summary), Qt::ToolTipRole);
+  view->addSeparator();
+  smooth_action_ = view->addAction("&Smooth scaling");
+  smooth_action_->setCheckable(true);
+  connect(smooth_action_, &QAction::toggled, this, &MainWindow::update_style);
+  view->addAction("&Reset zoom", QKeySequence("Ctrl+0"), canvas_, &CanvasWidget::reset_view);
+  QMenu* theme = view->addMenu("&Theme");
+  auto* themes = new QActionGroup(this);
+  for (const QString& name : {QString("system"), QString("light"), QString("dark")}) {
+    QAction* action = theme->addAction(name);
+    action->setCheckable(true);
+    action->setData(name);
+    themes->addAction(action);
+    connect(action, &QAction::triggered, this, [this, name] { apply_theme(name); });
   }
-  form->addRow("Method", method_);
-
-  grid_lines_ = new QCheckBox("Grid lines", panel);
-  connect(grid_lines_, &QCheckBox::toggled, this, [this](bool on) { canvas_->set_grid_lines(on); });
-  form->addRow(grid_lines_);
-
-  auto* buttons = new QHBoxLayout;
-  generate_ = new QPushButton("Generate", panel);
-  generate_->setShortcut(QKeySequence("Ctrl+Return"));
-  generate_->setToolTip("Generate (Ctrl+Enter)");
-  stop_ = new QPushButton("Stop", panel);
-  stop_->setShortcut(QKeySequence("Esc"));
-  stop_->setEnabled(false);
-  connect(generate_, &QPushButton::clicked, this, &MainWindow::start_generation);
-  connect(stop_, &QPushButton::clicked, this, &MainWindow::stop_generation);
-  buttons->addWidget(generate_);
-  buttons->addWidget(stop_);
-  form->addRow(buttons);
-  return panel;
+  view->addSeparator();
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
 }
 
 void MainWindow::set_prompt(const QString& prompt) {
-  if (prompt_) prompt_->setText(prompt);
+  GenerateParams p = request_->request();
+  p.prompt = prompt.toStdString();
+  request_->apply(p);
 }
 
-void MainWindow::set_seed(int seed) { seed_->setValue(seed); }
-
-void MainWindow::validate_prompt() {
-  const std::string problem = prompt_->text().trimmed().isEmpty() ? "" : engine_->check_prompt(prompt_->text().toStdString());
-  prompt_problem_->setText(QString::fromStdString(problem));
-  generate_->setEnabled(!running_ && problem.empty());
-}
-
-GenerateParams MainWindow::request() const {
-  GenerateParams p;
-  if (prompt_) {
-    p.prompt = prompt_->text().trimmed().toStdString();
-    if (p.prompt.empty()) p.prompt = prompt_->placeholderText().toStdString();
-  } else {
-    p.class_id = class_->currentData().toInt();
-  }
-  p.seed = static_cast<std::uint64_t>(seed_->value());
-  p.method = method_->currentText().toStdString();
-  p.sampling.cfg_scale = static_cast<float>(cfg_->value());
-  p.sampling.temperature = static_cast<float>(temperature_->value());
-  p.sampling.top_k = top_k_->value();
-  p.sampling.top_p = static_cast<float>(top_p_->value());
-  p.preview_every = 8;
-  return p;
-}
+void MainWindow::set_seed(int seed) { request_->set_seed(seed); }
 
 void MainWindow::start_generation() {
-  if (running_) return;
-  const GenerateParams params = request();
-  grid_ = GridState(engine_->info().grid_rows, engine_->info().grid_cols);
-  metrics_ = {};
-  canvas_->set_grid(grid_);
+  if (running_ || !request_->valid()) return;
+  last_request_ = request_->request();
+  last_request_.preview_every = 0;  // the window decodes previews itself, off the engine's clock
+  timeline_ = Timeline();
+  final_image_ = {};
+  live_preview_ = {};
+  live_preview_committed_ = -1;
+  timeline_bar_->set_step_count(0);
+  timeline_bar_->set_position(0);
+  canvas_->set_grid({});
   canvas_->set_image({});
-  status_->setText(QString::fromStdString("Generating: " + params.to_string()));
+  tabs_->setCurrentIndex(0);
+  status_->setText(QString::fromStdString("Generating: " + last_request_.to_string()));
   set_running(true);
-  QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(worker_, [worker = worker_, params = last_request_] { worker->generate(params); }, Qt::QueuedConnection);
 }
 
 void MainWindow::stop_generation() {
   if (running_) worker_->cancel();
+  comparison_->stop();
+}
+
+void MainWindow::run_comparison() {
+  if (running_) return;
+  tabs_->setCurrentWidget(comparison_);
+  comparison_->run_all();
 }
 
 void MainWindow::set_running(bool running) {
   running_ = running;
   stop_->setEnabled(running);
-  generate_->setEnabled(!running);
+  generate_->setEnabled(!running && request_->valid());
   if (running) frame_timer_->start();
   else frame_timer_->stop();
 }
@@ -224,28 +287,276 @@ void MainWindow::set_running(bool running) {
 void MainWindow::drain_events() {
   const std::vector<Event> events = worker_->take_events();
   if (events.empty()) return;
-  for (const Event& e : events) {
-    grid_.apply(e);
-    metrics_.apply(e);
-  }
-  canvas_->set_grid(grid_);
-  const RunMetrics& m = metrics_.metrics();
-  const int total = grid_.rows() * grid_.cols();
-  progress_->setValue(grid_.committed_count());
+  for (const Event& e : events) timeline_.append(e);
+  timeline_bar_->set_step_count(timeline_.step_count());
+  show_position(timeline_bar_->position());
+}
+
+void MainWindow::show_position(int steps) {
+  const int count = timeline_.step_count();
+  const bool at_end = steps >= count;
+  const GridState grid = timeline_.state_after(steps);
+  vis::FrameStyle style = canvas_->style();
+  style.last_step = std::max(0, count - 1);
+  canvas_->set_style(style);
+  canvas_->set_grid(grid);
+  if (at_end && !running_ && !final_image_.isNull()) canvas_->set_image(final_image_);
+  else if (at_end && running_) canvas_->set_image(live_preview(grid));
+  else canvas_->set_image(preview_image(*engine_, grid));
+  metrics_->show_timeline(timeline_, steps);
+  progress_->setValue(grid.committed_count());
   if (running_) {
+    const RunMetrics m = timeline_.metrics_after(count);
+    const int total = std::max(1, grid.rows() * grid.cols());
     const double ms_per_token = m.tokens > 0 ? m.wall_ms / m.tokens : 0;
     status_->setText(QString("step %1 · %2/%3 tokens · NFE %4 · ETA %5 s")
-                         .arg(grid_.last_step() + 1)
-                         .arg(grid_.committed_count())
+                         .arg(count)
+                         .arg(m.tokens)
                          .arg(total)
                          .arg(m.nfe)
-                         .arg((total - grid_.committed_count()) * ms_per_token / 1000.0, 0, 'f', 1));
+                         .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1));
   }
+  if (steps <= 0 || count == 0) {
+    explanation_->setPlainText(count == 0 ? "Generate, or open a trace, to see the run step by step."
+                                          : "Before the first step: the prompt is encoded as the model's prefix and "
+                                            "nothing is decoded yet. Step forward (Right) to watch each step.");
+  } else {
+    explanation_->setPlainText(QString::fromStdString(explain_step(timeline_.events_of_step(steps - 1), steps - 1, count)));
+  }
+  update_legend();
+}
+
+QImage MainWindow::live_preview(const GridState& grid) {
+  // Decoding costs a few milliseconds: at most ten times a second, and only when cells were committed.
+  constexpr qint64 kPreviewIntervalMs = 100;
+  if (grid.committed_count() != live_preview_committed_ &&
+      (!live_preview_clock_.isValid() || live_preview_clock_.elapsed() >= kPreviewIntervalMs)) {
+    live_preview_ = preview_image(*engine_, grid);
+    live_preview_committed_ = grid.committed_count();
+    live_preview_clock_.restart();
+  }
+  return live_preview_;
+}
+
+void MainWindow::update_style() {
+  vis::FrameStyle style = canvas_->style();
+  style.layers.clear();
+  for (const auto& [layer, action] : layer_actions_)
+    if (action->isChecked()) style.layers.insert(layer);
+  style.smooth = smooth_action_->isChecked();
+  canvas_->set_style(style);
+  comparison_->set_frame_style(style);
+  update_legend();
+}
+
+void MainWindow::update_legend() {
+  QString html;
+  for (vis::Layer layer : canvas_->style().layers) {
+    const auto entries = vis::layer_legend(layer, canvas_->style().last_step);
+    if (entries.empty()) continue;
+    html += "<b>" + vis::layer_name(layer) + ":</b> ";
+    for (const auto& e : entries)
+      html += QString("<span style='background-color:%1'>&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp; ")
+                  .arg(QColor(e.color.red(), e.color.green(), e.color.blue()).name(), e.label.toHtmlEscaped());
+    html += "<br>";
+  }
+  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…4)" : html);
+}
+
+void MainWindow::apply_theme(const QString& theme) {
+  QApplication::setStyle(QStyleFactory::create("Fusion"));
+  if (theme == "dark") QApplication::setPalette(dark_palette());
+  else if (theme == "light") QApplication::setPalette(QApplication::style()->standardPalette());
+  else QApplication::setPalette(system_palette_);
+  settings_->setValue("theme", theme);
+  for (QAction* action : findChildren<QAction*>())
+    if (action->isCheckable() && action->data().toString() == theme) action->setChecked(true);
+}
+
+void MainWindow::report(const QString& message) { status_->setText(message); }
+
+QString MainWindow::status_text() const { return status_->text(); }
+
+bool MainWindow::save_trace(const QString& path) {
+  if (timeline_.events().empty()) {
+    report("Nothing to save: generate or open a run first");
+    return false;
+  }
+  try {
+    TraceWriter writer(path.toStdString());
+    for (const Event& e : timeline_.events()) writer.write(e);
+    writer.finish();
+  } catch (const std::exception& e) {
+    report(QString("Could not save the trace: %1").arg(e.what()));
+    return false;
+  }
+  remember_file(path);
+  report("Saved trace " + path);
+  return true;
+}
+
+bool MainWindow::open_file(const QString& path) {
+  if (running_) {
+    report("Stop the running generation before opening a file");
+    return false;
+  }
+  try {
+    if (path.endsWith(".png", Qt::CaseInsensitive)) {
+      const auto text = app::read_png_text(path.toStdString());
+      const auto it = text.find(app::kParametersKey);
+      if (it == text.end()) throw Error("'" + path.toStdString() + "' has no Speculum parameters (not written by Speculum)");
+      last_request_ = GenerateParams::from_json(it->second);
+      request_->apply(last_request_);
+      timeline_ = Timeline();
+      final_image_ = QImage(path);
+      timeline_bar_->set_step_count(0);
+      show_position(0);
+      report("Restored the settings of " + QFileInfo(path).fileName() + "; Generate re-runs it");
+    } else {
+      timeline_ = Timeline(read_trace(path.toStdString()));
+      final_image_ = {};
+      if (timeline_.run_begin()) {
+        const RunBegin& begin = *timeline_.run_begin();
+        if (begin.grid_rows != engine_->info().grid_rows || begin.grid_cols != engine_->info().grid_cols)
+          report(QString("The trace's grid is %1x%2, this model's is %3x%4: showing cell states without the image")
+                     .arg(begin.grid_rows).arg(begin.grid_cols).arg(engine_->info().grid_rows).arg(engine_->info().grid_cols));
+        try {
+          last_request_ = GenerateParams::from_json(begin.params_json);
+          request_->apply(last_request_);
+        } catch (const Error&) {
+          // A trace from another tool: replay it without restoring the request.
+        }
+      }
+      const GridState final_grid = timeline_.state_after(timeline_.step_count());
+      if (final_grid.rows() == engine_->info().grid_rows && final_grid.committed_count() == final_grid.rows() * final_grid.cols())
+        final_image_ = to_qimage(engine_->decode(final_grid.committed_tokens()));
+      timeline_bar_->set_step_count(timeline_.step_count());
+      timeline_bar_->set_position(timeline_.step_count());
+      show_position(timeline_.step_count());
+      report(QString("Opened %1: %2 steps").arg(QFileInfo(path).fileName()).arg(timeline_.step_count()));
+    }
+  } catch (const std::exception& e) {
+    report(QString("Could not open %1: %2").arg(path, e.what()));
+    return false;
+  }
+  tabs_->setCurrentIndex(0);
+  remember_file(path);
+  return true;
+}
+
+bool MainWindow::export_image(const QString& path) {
+  const QImage image = canvas_->image();
+  if (image.isNull()) {
+    report("Nothing to export yet");
+    return false;
+  }
+  try {
+    app::write_png(path.toStdString(), image, {{app::kParametersKey, last_request_.to_json()}});
+  } catch (const std::exception& e) {
+    report(QString("Could not export: %1").arg(e.what()));
+    return false;
+  }
+  report("Exported " + path);
+  return true;
+}
+
+bool MainWindow::export_animation(const QString& path) {
+  const int count = timeline_.step_count();
+  if (count == 0) {
+    report("Nothing to animate: generate or open a run first");
+    return false;
+  }
+  vis::FrameStyle style = canvas_->style();
+  style.last_step = count - 1;
+  const int stride = (count + kMaxAnimationFrames - 1) / kMaxAnimationFrames;
+  std::vector<QImage> frames;
+  for (int steps = 1; steps <= count; steps += stride) {
+    const GridState grid = timeline_.state_after(steps);
+    const QImage image = steps == count && !final_image_.isNull() ? final_image_ : preview_image(*engine_, grid);
+    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style));
+  }
+  if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
+  frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping
+  try {
+    write_gif(path, frames, 6);
+  } catch (const std::exception& e) {
+    report(QString("Could not export the animation: %1").arg(e.what()));
+    return false;
+  }
+  report(QString("Exported %1 (%2 frames)").arg(path).arg(frames.size()));
+  return true;
+}
+
+bool MainWindow::export_comparison(const QString& path) {
+  try {
+    app::write_png(path.toStdString(), comparison_->render_image(), {{app::kParametersKey, request_->request().to_json()}});
+  } catch (const std::exception& e) {
+    report(QString("Could not export the comparison: %1").arg(e.what()));
+    return false;
+  }
+  report("Exported " + path);
+  return true;
+}
+
+void MainWindow::remember_file(const QString& path) {
+  QStringList files = settings_->value("recent_files").toStringList();
+  files.removeAll(path);
+  files.prepend(path);
+  while (files.size() > kMaxRecentFiles) files.removeLast();
+  settings_->setValue("recent_files", files);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  const QStringList files = settings_->value("recent_files").toStringList();
+  for (const QString& path : files) recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { open_file(path); })->setToolTip(path);
+  recent_menu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::restore_settings() {
+  restoreGeometry(settings_->value("geometry").toByteArray());
+  restoreState(settings_->value("window_state").toByteArray());
+  const QString request = settings_->value("request").toString();
+  if (!request.isEmpty()) {
+    try {
+      request_->apply(GenerateParams::from_json(request.toStdString()));
+    } catch (const Error&) {
+      // Settings from an older version or another model: keep the defaults.
+    }
+  }
+  for (const auto& [layer, action] : layer_actions_)
+    action->setChecked(settings_->value("layers/" + vis::layer_key(layer), layer == vis::Layer::TokenState).toBool());
+  smooth_action_->setChecked(settings_->value("smooth", false).toBool());
+  apply_theme(settings_->value("theme", "system").toString());
+  rebuild_recent_menu();
+}
+
+void MainWindow::save_settings() {
+  settings_->setValue("geometry", saveGeometry());
+  settings_->setValue("window_state", saveState());
+  settings_->setValue("request", QString::fromStdString(request_->request().to_json()));
+  for (const auto& [layer, action] : layer_actions_) settings_->setValue("layers/" + vis::layer_key(layer), action->isChecked());
+  settings_->setValue("smooth", smooth_action_->isChecked());
+  settings_->sync();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   worker_->cancel();  // the worker sees it within one step; the destructor joins the thread
+  comparison_->stop();
+  save_settings();
   event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!event->mimeData()->hasUrls()) return;
+  const QString path = event->mimeData()->urls().value(0).toLocalFile();
+  if (path.endsWith(".png", Qt::CaseInsensitive) || path.endsWith(".jsonl", Qt::CaseInsensitive)) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QString path = event->mimeData()->urls().value(0).toLocalFile();
+  if (!path.isEmpty() && open_file(path)) event->acceptProposedAction();
 }
 
 }  // namespace speculum::ui

@@ -1,76 +1,120 @@
-// The studio's main window (minimal for now): request controls, the live canvas, and a status line.
+// The studio window: request controls (left), the canvas with overlay layers, legend and replay
+// scrubber (centre, "Generate" tab), the comparison view ("Compare" tab), live metrics and the
+// step explanation (right). The engine runs on a worker thread; events are drained and painted at
+// display rate. Settings, layout and recent files persist in QSettings.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
 #include <memory>
 
+#include "frame_composer.h"
 #include "speculum.h"
-#include "trace/grid_state.h"
+#include "trace/timeline.h"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
+class QAction;
 class QLabel;
-class QLineEdit;
+class QMenu;
 class QProgressBar;
 class QPushButton;
-class QSpinBox;
+class QSettings;
+class QTabWidget;
+class QTextBrowser;
 class QTimer;
 
 namespace speculum::ui {
 
 class CanvasWidget;
+class ComparisonView;
 class GenerationWorker;
+class MetricsPanel;
+class RequestPanel;
+class TimelineBar;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(std::unique_ptr<Engine> engine, QWidget* parent = nullptr);
+  // `settings_file` empty: the user's settings; tests pass a temporary file.
+  explicit MainWindow(std::unique_ptr<Engine> engine, const QString& settings_file = {}, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   void set_prompt(const QString& prompt);
   void set_seed(int seed);
   void start_generation();
   void stop_generation();
+  void run_comparison();  // shows the Compare tab and runs its panes
   bool running() const { return running_; }
+
+  // Files. Each throws nothing: problems are reported in the status bar and returned as false.
+  bool open_file(const QString& path);  // a trace (.jsonl) or a PNG written by Speculum
+  bool save_trace(const QString& path);
+  bool export_image(const QString& path);
+  bool export_animation(const QString& path);
+  bool export_comparison(const QString& path);
+
+  const Timeline& timeline() const { return timeline_; }
+  CanvasWidget* canvas() const { return canvas_; }
+  TimelineBar* timeline_bar() const { return timeline_bar_; }
+  ComparisonView* comparison() const { return comparison_; }
+  RequestPanel* request_panel() const { return request_; }
+  const QImage& final_image() const { return final_image_; }
+  QString status_text() const;
 
  Q_SIGNALS:
   void generation_finished(bool cancelled);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
-  QWidget* build_controls();
+  void build_menus();
+  QWidget* build_generate_tab();
   void drain_events();  // at display rate
-  void validate_prompt();
-  GenerateParams request() const;
+  void show_position(int steps);
   void set_running(bool running);
+  void update_style();
+  void update_legend();
+  void apply_theme(const QString& theme);
+  void remember_file(const QString& path);
+  void rebuild_recent_menu();
+  void report(const QString& message);
+  void restore_settings();
+  void save_settings();
 
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<QSettings> settings_;
   QThread worker_thread_;
   GenerationWorker* worker_ = nullptr;
-  GridState grid_;
-  MetricsAccumulator metrics_;
+  Timeline timeline_;
+  QImage final_image_;   // the finished run's image (or the opened PNG)
+  QImage live_preview(const GridState& grid);  // throttled decode of the live grid
+  QImage live_preview_;  // the newest preview while a run is live
+  int live_preview_committed_ = -1;
+  QElapsedTimer live_preview_clock_;
+  GenerateParams last_request_;
   bool running_ = false;
 
-  QLineEdit* prompt_ = nullptr;
-  QComboBox* class_ = nullptr;
-  QSpinBox* seed_ = nullptr;
-  QDoubleSpinBox* cfg_ = nullptr;
-  QDoubleSpinBox* temperature_ = nullptr;
-  QSpinBox* top_k_ = nullptr;
-  QDoubleSpinBox* top_p_ = nullptr;
-  QComboBox* method_ = nullptr;
+  RequestPanel* request_ = nullptr;
   QPushButton* generate_ = nullptr;
   QPushButton* stop_ = nullptr;
-  QCheckBox* grid_lines_ = nullptr;
-  QLabel* prompt_problem_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
   CanvasWidget* canvas_ = nullptr;
+  QLabel* legend_ = nullptr;
+  TimelineBar* timeline_bar_ = nullptr;
+  ComparisonView* comparison_ = nullptr;
+  MetricsPanel* metrics_ = nullptr;
+  QTextBrowser* explanation_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* hover_ = nullptr;
   QTimer* frame_timer_ = nullptr;
+  std::map<vis::Layer, QAction*> layer_actions_;
+  QAction* smooth_action_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QPalette system_palette_;
 };
 
 }  // namespace speculum::ui

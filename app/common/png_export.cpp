@@ -10,8 +10,12 @@ namespace speculum::app {
 void write_png(const std::string& path, const Image& image, const std::map<std::string, std::string>& text) {
   if (image.width <= 0 || image.height <= 0 || image.rgb.size() != std::size_t(image.width) * image.height * 3)
     throw Error("cannot write '" + path + "': the image is empty or malformed");
-  QImage q(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888);
-  QImage copy = q.copy();
+  write_png(path, QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888), text);
+}
+
+void write_png(const std::string& path, const QImage& image, const std::map<std::string, std::string>& text) {
+  if (image.isNull()) throw Error("cannot write '" + path + "': there is no image");
+  QImage copy = image.copy();
   for (const auto& [key, value] : text) copy.setText(QString::fromStdString(key), QString::fromStdString(value));
   const QString target = QString::fromStdString(path);
   const QString partial = target + ".partial";

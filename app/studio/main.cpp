@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption seed("seed", "Initial seed.", "n", "0");
   const QCommandLineOption generate("generate", "Start generating right away.");
   const QCommandLineOption quit_after("quit-after", "Quit after this many milliseconds (scripted screenshots).", "ms");
-  cli.addOptions({bundle, device, prompt, seed, generate, quit_after});
+  const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
+  const QCommandLineOption compare("compare", "Show the comparison view and run it.");
+  cli.addOptions({bundle, device, prompt, seed, generate, open, compare, quit_after});
   cli.process(app);
 
   speculum::EngineParams params;
@@ -46,7 +48,9 @@ int main(int argc, char** argv) {
   if (cli.isSet(prompt)) window.set_prompt(cli.value(prompt));
   window.set_seed(cli.value(seed).toInt());
   window.show();
+  if (cli.isSet(open)) window.open_file(cli.value(open));
   if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
+  if (cli.isSet(compare)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::run_comparison);
   if (cli.isSet(quit_after)) QTimer::singleShot(cli.value(quit_after).toInt(), &app, &QApplication::quit);
   return app.exec();
 }

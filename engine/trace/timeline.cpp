@@ -1,6 +1,7 @@
 #include "trace/timeline.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 #include <type_traits>
 
@@ -89,6 +90,7 @@ std::string plural(std::size_t n, const char* word) {
 
 std::string explain_step(const std::vector<Event>& step_events, int step_index, int step_count) {
   std::ostringstream out;
+  out << std::setprecision(3);
   out << "Step " << step_index + 1 << " of " << step_count << ".";
   for (const Event& event : step_events) {
     std::visit(
@@ -124,7 +126,8 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
             }
           } else if constexpr (std::is_same_v<T, StepEnd>) {
             out << " " << plural(static_cast<std::size_t>(e.fwd_passes_step), "target forward pass") << ", "
-                << plural(static_cast<std::size_t>(e.committed_cells), "token") << " committed, " << e.wall_ms << " ms.";
+                << plural(static_cast<std::size_t>(e.committed_cells), "token") << " committed, " << std::fixed
+                << std::setprecision(1) << e.wall_ms << " ms." << std::defaultfloat << std::setprecision(3);
           }
         },
         event);

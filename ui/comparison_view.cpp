@@ -1,0 +1,252 @@
+#include "comparison_view.h"
+
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "canvas_widget.h"
+#include "generation_worker.h"
+#include "method_params_form.h"
+#include "timeline_bar.h"
+
+namespace speculum::ui {
+
+ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent)
+    : QWidget(parent), engine_(engine), base_request_(std::move(base_request)) {
+  auto* layout = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel("Panes", this));
+  panes_spin_ = new QSpinBox(this);
+  panes_spin_->setRange(2, 4);
+  panes_spin_->setToolTip("Number of methods to compare");
+  bar->addWidget(panes_spin_);
+  run_ = new QPushButton("Run all", this);
+  run_->setToolTip("Run every pane on the prompt, seed and sampling of the Generate tab, one after another");
+  stop_ = new QPushButton("Stop", this);
+  stop_->setEnabled(false);
+  bar->addWidget(run_);
+  bar->addWidget(stop_);
+  bar->addStretch(1);
+  layout->addLayout(bar);
+
+  panes_area_ = new QWidget(this);
+  grid_ = new QGridLayout(panes_area_);
+  grid_->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(panes_area_, 1);
+  scrubber_ = new TimelineBar(this);
+  layout->addWidget(scrubber_);
+  table_ = new QTableWidget(0, 6, this);
+  table_->setHorizontalHeaderLabels({"method", "NFE", "τ", "wall ms", "tokens/s", "speed-up vs ar"});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setMaximumHeight(150);
+  layout->addWidget(table_);
+
+  worker_ = new GenerationWorker(engine);
+  worker_->moveToThread(&worker_thread_);
+  connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
+    drain_events();
+    if (current_ < 0) return;
+    runs_[current_].final_image = image;
+    runs_[current_].done = !cancelled;
+    if (cancelled) {
+      current_ = -1;
+      run_->setEnabled(true);
+      stop_->setEnabled(false);
+      frame_timer_->stop();
+      update_table();
+      Q_EMIT all_finished();
+      return;
+    }
+    ++current_;
+    start_next();
+  });
+  connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
+    drain_events();
+    if (current_ >= 0 && current_ < pane_count()) panes_[current_].summary->setText("Error: " + message);
+    current_ = -1;
+    run_->setEnabled(true);
+    stop_->setEnabled(false);
+    frame_timer_->stop();
+    Q_EMIT all_finished();
+  });
+  worker_thread_.start();
+  frame_timer_ = new QTimer(this);
+  frame_timer_->setInterval(33);
+  connect(frame_timer_, &QTimer::timeout, this, &ComparisonView::drain_events);
+
+  connect(panes_spin_, &QSpinBox::valueChanged, this, &ComparisonView::set_pane_count);
+  connect(run_, &QPushButton::clicked, this, &ComparisonView::run_all);
+  connect(stop_, &QPushButton::clicked, this, &ComparisonView::stop);
+  connect(scrubber_, &TimelineBar::position_changed, this, &ComparisonView::show_position);
+  set_pane_count(2);
+}
+
+ComparisonView::~ComparisonView() {
+  worker_->cancel();
+  worker_thread_.quit();
+  worker_thread_.wait();
+}
+
+int ComparisonView::pane_count() const { return static_cast<int>(panes_.size()); }
+
+MethodParamsForm* ComparisonView::method_form(int pane) { return panes_.at(pane).method; }
+
+void ComparisonView::set_pane_count(int count) {
+  if (running() || count == pane_count()) return;
+  while (pane_count() > count) {
+    delete panes_.back().box;
+    panes_.pop_back();
+  }
+  while (pane_count() < count) {
+    Pane pane;
+    pane.box = new QGroupBox(QString("Pane %1").arg(pane_count() + 1), panes_area_);
+    auto* box_layout = new QVBoxLayout(pane.box);
+    pane.method = new MethodParamsForm(pane.box);
+    pane.canvas = new CanvasWidget(pane.box);
+    pane.canvas->setMinimumSize(160, 160);
+    pane.canvas->set_style(style_);
+    pane.summary = new QLabel("not run", pane.box);
+    pane.summary->setWordWrap(true);
+    box_layout->addWidget(pane.method);
+    box_layout->addWidget(pane.canvas, 1);
+    box_layout->addWidget(pane.summary);
+    const int index = pane_count();
+    grid_->addWidget(pane.box, index / 2, index % 2);
+    panes_.push_back(pane);
+  }
+  const QSignalBlocker block(panes_spin_);
+  panes_spin_->setValue(count);
+}
+
+void ComparisonView::set_frame_style(const vis::FrameStyle& style) {
+  style_ = style;
+  for (Pane& pane : panes_) pane.canvas->set_style(style);
+}
+
+void ComparisonView::run_all() {
+  if (running()) return;
+  const GenerateParams base = base_request_();
+  runs_.clear();
+  bool has_ar = false;
+  for (Pane& pane : panes_) {
+    Run run;
+    run.params = base;
+    run.params.method = pane.method->method().toStdString();
+    run.params.method_options = pane.method->options();
+    run.params.preview_every = 0;  // previews would add decoder time to the measured wall time
+    has_ar = has_ar || run.params.method == "ar";
+    runs_.push_back(std::move(run));
+    pane.canvas->set_grid({});
+    pane.canvas->set_image({});
+    pane.summary->setText("waiting");
+  }
+  if (!has_ar) {
+    Run reference;
+    reference.params = base;
+    reference.params.method = "ar";
+    reference.params.method_options.clear();
+    reference.params.preview_every = 0;
+    runs_.push_back(std::move(reference));
+  }
+  scrubber_->set_step_count(0);
+  run_->setEnabled(false);
+  stop_->setEnabled(true);
+  panes_spin_->setEnabled(false);
+  current_ = 0;
+  frame_timer_->start();
+  start_next();
+}
+
+void ComparisonView::stop() {
+  if (running()) worker_->cancel();
+}
+
+void ComparisonView::start_next() {
+  if (current_ >= static_cast<int>(runs_.size())) {
+    current_ = -1;
+    run_->setEnabled(true);
+    stop_->setEnabled(false);
+    panes_spin_->setEnabled(true);
+    frame_timer_->stop();
+    update_table();
+    Q_EMIT all_finished();
+    return;
+  }
+  if (current_ < pane_count()) panes_[current_].summary->setText("running…");
+  const GenerateParams params = runs_[current_].params;
+  QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+}
+
+void ComparisonView::drain_events() {
+  const std::vector<Event> events = worker_->take_events();
+  if (events.empty() || current_ < 0 || current_ >= static_cast<int>(runs_.size())) return;
+  for (const Event& e : events) runs_[current_].timeline.append(e);
+  int longest = 0;
+  for (const Run& run : runs_) longest = std::max(longest, run.timeline.step_count());
+  scrubber_->set_step_count(longest);
+  show_position(scrubber_->position());
+  update_table();
+}
+
+void ComparisonView::show_position(int steps) {
+  for (int i = 0; i < pane_count() && i < static_cast<int>(runs_.size()); ++i) {
+    const Timeline& timeline = runs_[i].timeline;
+    const int shown = std::min(steps, timeline.step_count());
+    const GridState grid = timeline.state_after(shown);
+    vis::FrameStyle style = style_;
+    style.last_step = std::max(0, timeline.step_count() - 1);
+    panes_[i].canvas->set_style(style);
+    panes_[i].canvas->set_grid(grid);
+    const bool at_end = runs_[i].done && shown == timeline.step_count();
+    panes_[i].canvas->set_image(at_end ? runs_[i].final_image : preview_image(engine_, grid));
+  }
+}
+
+void ComparisonView::update_table() {
+  const Run* reference = nullptr;
+  for (const Run& run : runs_)
+    if (run.params.method == "ar" && run.done) reference = &run;
+  const double reference_ms = reference ? reference->timeline.metrics_after(reference->timeline.step_count()).wall_ms : 0;
+  table_->setRowCount(static_cast<int>(runs_.size()));
+  for (int i = 0; i < static_cast<int>(runs_.size()); ++i) {
+    const Run& run = runs_[i];
+    const RunMetrics m = run.timeline.metrics_after(run.timeline.step_count());
+    QString name = QString::fromStdString(run.params.method);
+    for (const auto& [key, value] : run.params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
+    if (i >= pane_count()) name += " (reference)";
+    const QString speedup = run.done && reference_ms > 0 && m.wall_ms > 0 ? QString("%1×").arg(reference_ms / m.wall_ms, 0, 'f', 2)
+                                                                          : QString("—");
+    const QStringList cells = {name, QString::number(m.nfe), QString::number(m.mean_accepted_length(), 'f', 2),
+                               QString::number(m.wall_ms, 'f', 0), QString::number(m.tokens_per_second(), 'f', 0), speedup};
+    for (int c = 0; c < cells.size(); ++c) table_->setItem(i, c, new QTableWidgetItem(cells[c]));
+    if (i < pane_count())
+      panes_[i].summary->setText(run.done ? QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(m.wall_ms, 0, 'f', 0).arg(speedup)
+                                          : QString("step %1 · %2 tokens").arg(run.timeline.step_count()).arg(m.tokens));
+  }
+}
+
+const Timeline& ComparisonView::timeline(int pane) const { return runs_.at(pane).timeline; }
+
+QImage ComparisonView::render_image() {
+  const QImage panes = panes_area_->grab().toImage();
+  const QImage table = table_->grab().toImage();
+  QImage out(std::max(panes.width(), table.width()), panes.height() + table.height(), QImage::Format_RGB32);
+  out.fill(palette().window().color());
+  QPainter painter(&out);
+  painter.drawImage(0, 0, panes);
+  painter.drawImage(0, panes.height(), table);
+  return out;
+}
+
+}  // namespace speculum::ui

@@ -1,0 +1,87 @@
+// Methods side by side: 2-4 panes, each a method with its own parameters, all on the request of the
+// main panel (prompt, seed, sampling). Runs go one after another on a worker thread (so each gets the
+// whole CPU and wall times stay comparable); one scrubber moves every pane to the same step; a table
+// gives NFE, τ, wall time, tokens/s and speed-up against `ar` (run as a reference when no pane is ar).
+#pragma once
+
+#include <QThread>
+#include <QWidget>
+#include <functional>
+
+#include "frame_composer.h"
+#include "speculum.h"
+#include "trace/timeline.h"
+
+class QGridLayout;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+class QTimer;
+
+namespace speculum::ui {
+
+class CanvasWidget;
+class GenerationWorker;
+class MethodParamsForm;
+class TimelineBar;
+
+class ComparisonView : public QWidget {
+  Q_OBJECT
+ public:
+  ComparisonView(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent = nullptr);
+  ~ComparisonView() override;
+
+  void set_pane_count(int panes);
+  int pane_count() const;
+  MethodParamsForm* method_form(int pane);
+  void run_all();
+  void stop();
+  bool running() const { return current_ >= 0; }
+  void set_frame_style(const vis::FrameStyle& style);
+
+  const Timeline& timeline(int pane) const;  // pane index; pane_count() is the ar reference
+  QImage render_image();                     // panes and table as one picture
+
+ Q_SIGNALS:
+  void all_finished();
+
+ private:
+  struct Run {
+    GenerateParams params;
+    Timeline timeline;
+    QImage final_image;
+    bool done = false;
+  };
+  void start_next();
+  void drain_events();
+  void show_position(int steps);
+  void update_table();
+
+  const Engine& engine_;
+  std::function<GenerateParams()> base_request_;
+  QThread worker_thread_;
+  GenerationWorker* worker_ = nullptr;
+  QTimer* frame_timer_ = nullptr;
+
+  QSpinBox* panes_spin_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* stop_ = nullptr;
+  QGridLayout* grid_ = nullptr;
+  QWidget* panes_area_ = nullptr;
+  TimelineBar* scrubber_ = nullptr;
+  QTableWidget* table_ = nullptr;
+
+  struct Pane {
+    QWidget* box = nullptr;
+    MethodParamsForm* method = nullptr;
+    CanvasWidget* canvas = nullptr;
+    QLabel* summary = nullptr;
+  };
+  std::vector<Pane> panes_;
+  std::vector<Run> runs_;  // one per pane, plus the ar reference when needed
+  int current_ = -1;       // run in progress
+  vis::FrameStyle style_;
+};
+
+}  // namespace speculum::ui

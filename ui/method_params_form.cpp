@@ -1,0 +1,93 @@
+#include "method_params_form.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace speculum::ui {
+
+MethodParamsForm::MethodParamsForm(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  method_ = new QComboBox(this);
+  for (const MethodInfo& m : available_methods()) {
+    method_->addItem(QString::fromStdString(m.name));
+    method_->setItemData(method_->count() - 1, QString::fromStdString(m.summary), Qt::ToolTipRole);
+  }
+  layout->addWidget(method_);
+  params_ = new QWidget(this);
+  params_layout_ = new QFormLayout(params_);
+  params_layout_->setContentsMargins(12, 0, 0, 0);
+  layout->addWidget(params_);
+  connect(method_, &QComboBox::currentTextChanged, this, [this] {
+    rebuild();
+    Q_EMIT changed();
+  });
+  rebuild();
+}
+
+QString MethodParamsForm::method() const { return method_->currentText(); }
+
+void MethodParamsForm::set_method(const QString& name) {
+  const int index = method_->findText(name);
+  if (index >= 0) method_->setCurrentIndex(index);
+}
+
+void MethodParamsForm::rebuild() {
+  while (params_layout_->rowCount() > 0) params_layout_->removeRow(0);
+  fields_.clear();
+  const std::string name = method_->currentText().toStdString();
+  for (const MethodInfo& m : available_methods()) {
+    if (m.name != name) continue;
+    method_->setToolTip(QString::fromStdString(m.summary));
+    if (m.params.empty()) params_layout_->addRow(new QLabel("<i>no parameters</i>", params_));
+    for (const ParamSpec& spec : m.params) {
+      const QString tip = QString::fromStdString(spec.help + " (default " + std::to_string(spec.default_value) + ")");
+      QAbstractSpinBox* field = nullptr;
+      if (spec.integer) {
+        auto* box = new QSpinBox(params_);
+        box->setRange(int(spec.min), int(spec.max));
+        box->setValue(int(std::lround(spec.default_value)));
+        connect(box, &QSpinBox::valueChanged, this, &MethodParamsForm::changed);
+        field = box;
+      } else {
+        auto* box = new QDoubleSpinBox(params_);
+        box->setDecimals(3);
+        box->setRange(spec.min, spec.max);
+        box->setSingleStep((spec.max - spec.min) / 100);
+        box->setValue(spec.default_value);
+        connect(box, &QDoubleSpinBox::valueChanged, this, &MethodParamsForm::changed);
+        field = box;
+      }
+      field->setToolTip(tip);
+      auto* label = new QLabel(QString::fromStdString(spec.name), params_);
+      label->setToolTip(tip);
+      params_layout_->addRow(label, field);
+      fields_[spec.name] = field;
+    }
+  }
+}
+
+MethodOptions MethodParamsForm::options() const {
+  MethodOptions options;
+  for (const auto& [name, field] : fields_) {
+    if (auto* i = qobject_cast<QSpinBox*>(field)) options[name] = i->value();
+    else if (auto* d = qobject_cast<QDoubleSpinBox*>(field)) options[name] = d->value();
+  }
+  return options;
+}
+
+void MethodParamsForm::set_options(const MethodOptions& options) {
+  for (const auto& [name, value] : options) {
+    const auto it = fields_.find(name);
+    if (it == fields_.end()) continue;
+    if (auto* i = qobject_cast<QSpinBox*>(it->second)) i->setValue(int(std::lround(value)));
+    else if (auto* d = qobject_cast<QDoubleSpinBox*>(it->second)) d->setValue(value);
+  }
+}
+
+}  // namespace speculum::ui

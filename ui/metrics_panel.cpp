@@ -1,0 +1,106 @@
+#include "metrics_panel.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QLabel>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace speculum::ui {
+
+MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  summary_ = new QLabel("No run yet", this);
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(summary_);
+  tokens_per_pass_ = make_chart("Tokens committed per forward pass", "step", "tokens / pass");
+  cumulative_ = make_chart("Tokens vs. forward passes", "NFE", "tokens");
+  acceptance_ = make_chart("Acceptance rate per step", "step", "accepted / verified");
+  for (const Chart* c : {&tokens_per_pass_, &cumulative_, &acceptance_}) layout->addWidget(c->view, 1);
+}
+
+MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString& x_title, const QString& y_title) {
+  Chart c;
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->legend()->hide();
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  chart->setBackgroundRoundness(0);
+  c.series = new QLineSeries(chart);
+  c.series->setPen(QPen(QColor(0, 114, 178), 2));  // Okabe-Ito blue
+  chart->addSeries(c.series);
+  c.x = new QValueAxis(chart);
+  c.y = new QValueAxis(chart);
+  c.x->setTitleText(x_title);
+  c.y->setTitleText(y_title);
+  c.x->setLabelFormat("%d");
+  for (QValueAxis* axis : {c.x, c.y}) {
+    QFont font = axis->labelsFont();
+    font.setPointSizeF(font.pointSizeF() * 0.8);
+    axis->setLabelsFont(font);
+    axis->setTitleFont(font);
+  }
+  chart->addAxis(c.x, Qt::AlignBottom);
+  chart->addAxis(c.y, Qt::AlignLeft);
+  c.series->attachAxis(c.x);
+  c.series->attachAxis(c.y);
+  c.view = new QChartView(chart, this);
+  c.view->setRenderHint(QPainter::Antialiasing);
+  c.view->setMinimumHeight(150);
+  return c;
+}
+
+void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
+  const auto& steps = timeline.steps();
+  const int n = std::clamp(shown_steps, 0, static_cast<int>(steps.size()));
+  QList<QPointF> per_pass, cumulative{{0, 0}}, acceptance;
+  double max_per_pass = 1, max_tokens = 1;
+  bool any_verified = false;
+  for (int i = 0; i < n; ++i) {
+    const StepPoint& s = steps[i];
+    per_pass << QPointF(i + 1, s.tokens_per_pass());
+    cumulative << QPointF(s.nfe_total, s.tokens_total);
+    if (s.verified > 0) {
+      acceptance << QPointF(i + 1, s.acceptance_rate());
+      any_verified = true;
+    }
+    max_per_pass = std::max(max_per_pass, s.tokens_per_pass());
+    max_tokens = std::max<double>(max_tokens, std::max(s.tokens_total, s.nfe_total));
+  }
+  const int total_steps = std::max(1, timeline.step_count());
+  tokens_per_pass_.series->replace(per_pass);
+  tokens_per_pass_.x->setRange(0, total_steps);
+  tokens_per_pass_.y->setRange(0, std::ceil(max_per_pass * 1.1));
+  cumulative_.series->replace(cumulative);
+  cumulative_.x->setRange(0, max_tokens);
+  cumulative_.y->setRange(0, max_tokens);
+  acceptance_.series->replace(acceptance);
+  acceptance_.x->setRange(0, total_steps);
+  acceptance_.y->setRange(0, 1);
+  acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
+                                                             : "Acceptance per step (no drafts)");
+
+  const RunMetrics m = timeline.metrics_after(n);
+  QString text = QString("<b>%1</b> · step %2/%3 · %4 tokens · NFE %5 · τ %6")
+                     .arg(timeline.run_begin() ? QString::fromStdString(timeline.run_begin()->method) : QString("—"))
+                     .arg(n)
+                     .arg(timeline.step_count())
+                     .arg(m.tokens)
+                     .arg(m.nfe)
+                     .arg(m.mean_accepted_length(), 0, 'f', 2);
+  if (m.drafted_verified > 0) text += QString(" · acceptance %1 %").arg(100 * m.acceptance_rate(), 0, 'f', 1);
+  text += QString("<br>wall %1 ms · %2 tokens/s · %3 % outside the forward")
+              .arg(m.wall_ms, 0, 'f', 0)
+              .arg(m.tokens_per_second(), 0, 'f', 0)
+              .arg(100 * m.outside_forward_share(), 0, 'f', 1);
+  if (timeline.finished() && n == timeline.step_count() && m.cancelled) text += " · <i>stopped</i>";
+  summary_->setText(text);
+}
+
+QString MetricsPanel::summary_text() const { return summary_->text(); }
+
+}  // namespace speculum::ui
