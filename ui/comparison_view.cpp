@@ -48,7 +48,7 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->setMaximumHeight(150);
+  table_->setMaximumHeight(190);
   layout->addWidget(table_);
 
   worker_ = new GenerationWorker(engine);
@@ -208,8 +208,20 @@ void ComparisonView::show_position(int steps) {
     style.last_step = std::max(0, timeline.step_count() - 1);
     panes_[i].canvas->set_style(style);
     panes_[i].canvas->set_grid(grid);
-    const bool at_end = runs_[i].done && shown == timeline.step_count();
-    panes_[i].canvas->set_image(at_end ? runs_[i].final_image : preview_image(engine_, grid));
+    Run& run = runs_[i];
+    if (run.done && shown == timeline.step_count()) {
+      panes_[i].canvas->set_image(run.final_image);
+    } else if (i == current_ && shown == timeline.step_count()) {
+      // The live pane: decode only when cells were committed and 100 ms have passed.
+      if (grid.committed_count() != run.preview_committed && (!preview_clock_.isValid() || preview_clock_.elapsed() >= 100)) {
+        run.preview = preview_image(engine_, grid);
+        run.preview_committed = grid.committed_count();
+        preview_clock_.restart();
+      }
+      panes_[i].canvas->set_image(run.preview);
+    } else {
+      panes_[i].canvas->set_image(preview_image(engine_, grid));
+    }
   }
 }
 

@@ -87,6 +87,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   buttons->addWidget(stop_);
   request_layout->addLayout(buttons);
   request_layout->addStretch(1);
+  request_box->setMinimumWidth(320);
   request_dock->setWidget(request_box);
   addDockWidget(Qt::LeftDockWidgetArea, request_dock);
   connect(generate_, &QPushButton::clicked, this, &MainWindow::start_generation);

@@ -11,6 +11,26 @@
 
 namespace speculum::ui {
 
+namespace {
+
+// Ticks at a round interval (1, 2 or 5 times a power of ten) from 0, about five per axis, while the
+// range stays exactly the data's (256 steps end at 256, not at a rounded 300).
+void set_round_ticks(QValueAxis* axis) {
+  const double raw = axis->max() / 5;
+  const double power = std::pow(10, std::floor(std::log10(std::max(raw, 1.0))));
+  double interval = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) {
+      interval = m * power;
+      break;
+    }
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(interval);
+}
+
+}  // namespace
+
 MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   summary_ = new QLabel("No run yet", this);
@@ -38,6 +58,7 @@ MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString
   c.x->setTitleText(x_title);
   c.y->setTitleText(y_title);
   c.x->setLabelFormat("%d");
+  c.y->setLabelFormat(y_title == "tokens" ? "%d" : "%.2g");
   for (QValueAxis* axis : {c.x, c.y}) {
     QFont font = axis->labelsFont();
     font.setPointSizeF(font.pointSizeF() * 0.8);
@@ -71,7 +92,8 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
     max_per_pass = std::max(max_per_pass, s.tokens_per_pass());
     max_tokens = std::max<double>(max_tokens, std::max(s.tokens_total, s.nfe_total));
   }
-  const int total_steps = std::max(1, timeline.step_count());
+  max_tokens = std::max(max_tokens, 8.0);
+  const int total_steps = std::max(8, timeline.step_count());  // integer ticks even before a run
   tokens_per_pass_.series->replace(per_pass);
   tokens_per_pass_.x->setRange(0, total_steps);
   tokens_per_pass_.y->setRange(0, std::ceil(max_per_pass * 1.1));
@@ -81,6 +103,7 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
   acceptance_.series->replace(acceptance);
   acceptance_.x->setRange(0, total_steps);
   acceptance_.y->setRange(0, 1);
+  for (QValueAxis* axis : {tokens_per_pass_.x, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
   acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
                                                              : "Acceptance per step (no drafts)");
 

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   speculum::cli::add_data_commands(app);
   speculum::cli::add_train_commands(app);
   speculum::cli::add_eval_command(app);
+  speculum::cli::add_entropy_command(app);
+  speculum::cli::add_plot_command(app);
   app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
     for (const auto& m : speculum::available_methods()) {
       std::cout << m.name << "  " << m.summary << "\n";

@@ -52,14 +52,30 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   return corpus;
 }
 
-at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption) {
+namespace {
+
+// Teacher-forced logits [rows, tokens, vocab] of the corpus images `rows`, and their tokens.
+std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const TokenizedCorpus& corpus,
+                                                 const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption) {
   std::vector<std::vector<int>> words;
   for (auto r : rows) words.push_back(corpus.words.at(r));
   const at::Tensor tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(model.device());
   const auto [prefix, attendable] = model.caption_batch(words, null_caption);
-  const at::Tensor logits = model.forward_teacher(prefix, attendable, tokens);
+  return {model.forward_teacher(prefix, attendable, tokens), tokens};
+}
+
+}  // namespace
+
+at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                       const std::vector<bool>& null_caption) {
+  const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
   return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
+}
+
+at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows) {
+  const auto [logits, tokens] = teacher_logits(model, corpus, rows, std::vector<bool>(rows.size(), false));
+  const at::Tensor log_p = at::log_softmax(logits.to(at::kFloat), -1);
+  return -(log_p.exp() * log_p).sum(-1).cpu();
 }
 
 namespace {

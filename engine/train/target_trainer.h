@@ -43,6 +43,10 @@ struct TargetTrainParams {
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                        const std::vector<bool>& null_caption);
 
+// Entropy (nats) of the target's conditional next-token distribution at every image position of the
+// corpus images `rows`, teacher-forced on their true tokens: [rows, tokens] on the CPU.
+at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows);
+
 // Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
                        const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
