@@ -206,6 +206,31 @@ class TestAr : public QObject {
     EXPECT_ERROR(GenerateParams::from_json(R"({"seed": -3})"), "field 'seed' must be a non-negative integer");
     EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/missing.png"), "not a readable image");
   }
+
+  void shipped_bundle_loads_and_generates_a_full_grid() {
+    EngineParams params;
+    params.bundle_dir = test::shipped_bundle_dir();
+    params.device = "cpu";
+    const auto engine = Engine::load(params);
+    const ModelInfo& info = engine->info();
+    QVERIFY(info.text_conditioned);
+    QCOMPARE(info.grid_rows, 16);
+    QCOMPARE(info.grid_cols, 16);
+    QCOMPARE(info.image_size, 64);
+    GenerateParams request;
+    request.prompt = "a red circle above a blue square on a gray background";
+    request.seed = 9;
+    const GenerateResult result = engine->generate(request);
+    QCOMPARE(result.tokens.size(), std::size_t(256));
+    for (int t : result.tokens) QVERIFY(t >= 0 && t < info.vocab_size);
+    QCOMPARE(result.image.width, 64);
+    QCOMPARE(result.image.rgb.size(), std::size_t(64 * 64 * 3));
+    QCOMPARE(result.metrics.nfe, 256);
+    // An unknown word is a clear error naming it and the nearest known words.
+    request.prompt = "a red circel";
+    QVERIFY(test::throws_error_containing([&] { engine->generate(request); }, "unknown word 'circel'"));
+    QVERIFY(engine->check_prompt("a red circel").find("circle") != std::string::npos);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestAr)

@@ -204,6 +204,23 @@ class TestMainWindow : public QObject {
     QVERIFY(w->export_comparison(path("comparison.png")));
     QVERIFY(QImage(path("comparison.png")).size() == picture.size());
   }
+
+  void hovering_describes_the_cell() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 2, 2, 16});
+    grid.apply(Draft{0, 0, "tree", {{0, 1}}, {7}, {0.25f}, {}, {}});
+    grid.apply(Verify{0, 0, {{0, 1}}, {7}, {0.5f}, {0.25f}, {2.0f}, {0.1f}, {}, {Decision::StrictAccept}});
+    grid.apply(Commit{0, {{0, 1}}, {7}, {0.5f}, 0, 1});
+    QCOMPARE(ui::CanvasWidget::describe_cell(grid, 0, 1),
+             QString("row 0, col 1 · committed · token 7 · p 0.500 · q 0.250 · committed at step 1 · accepted 1/1"));
+    QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 0), QString("row 1, col 0 · empty · p — · q —"));
+    ui::CanvasWidget canvas;
+    canvas.resize(216, 216);  // image square: 200 px from (8, 8)
+    canvas.set_grid(grid);
+    QCOMPARE(canvas.cell_at(QPoint(8 + 150, 8 + 20))->col, 1);
+    QCOMPARE(canvas.cell_at(QPoint(8 + 150, 8 + 20))->row, 0);
+    QVERIFY(!canvas.cell_at(QPoint(2, 2)));  // outside the image
+  }
 };
 
 QTEST_MAIN(TestMainWindow)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Regenerates every number and figure of docs/model-card.md from the shipped bundle and the training
+# logs: loss curves, checker accuracy of `ar` on held-out prompts (+ sample sheet), next-token entropy on
+# flat vs. textured cells, and the bundle's size and load time. Prints the tables; writes the PNGs into
+# docs/model-card/. Needs runs/held-out.safetensors (scripts/train-default.sh makes it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLI=build/bin/speculum-cli
+OUT=docs/model-card
+PROMPTS=${PROMPTS:-200}
+export OMP_WAIT_POLICY=PASSIVE
+mkdir -p "$OUT"
+$CLI plot --csv resources/training/vq/log.csv --columns psnr_shapes,psnr_emoji \
+  --title "VQ tokenizer: held-out reconstruction" --y-label "PSNR (dB)" --out "$OUT/vq-psnr.png"
+$CLI plot --csv resources/training/vq/log.csv --columns recon,codebook,commit \
+  --title "VQ tokenizer: training losses" --y-label "loss" --out "$OUT/vq-loss.png"
+$CLI plot --csv resources/training/target/log.csv --columns loss,held_out_loss \
+  --title "Target: next-token cross-entropy" --y-label "nats / token" --out "$OUT/target-loss.png"
+$CLI inspect resources/models/default
+$CLI eval --prompts "$PROMPTS" --sheet "$OUT/samples.png" "$@"
+$CLI entropy --held-out runs/held-out.safetensors --count 256
