@@ -374,6 +374,10 @@ void MainWindow::apply_theme(const QString& theme) {
     if (action->isCheckable() && action->data().toString() == theme) action->setChecked(true);
 }
 
+void MainWindow::set_layers(const QStringList& keys) {
+  for (const auto& [layer, action] : layer_actions_) action->setChecked(keys.contains(vis::layer_key(layer)));
+}
+
 void MainWindow::report(const QString& message) { status_->setText(message); }
 
 QString MainWindow::status_text() const { return status_->text(); }

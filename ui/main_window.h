@@ -44,6 +44,8 @@ class MainWindow : public QMainWindow {
   void start_generation();
   void stop_generation();
   void run_comparison();  // shows the Compare tab and runs its panes
+  void apply_theme(const QString& theme);  // "system" | "light" | "dark"
+  void set_layers(const QStringList& keys);  // layer keys (vis::layer_key); the others are hidden
   bool running() const { return running_; }
 
   // Files. Each throws nothing: problems are reported in the status bar and returned as false.
@@ -77,7 +79,6 @@ class MainWindow : public QMainWindow {
   void set_running(bool running);
   void update_style();
   void update_legend();
-  void apply_theme(const QString& theme);
   void remember_file(const QString& path);
   void rebuild_recent_menu();
   void report(const QString& message);

@@ -41,6 +41,30 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
   cumulative_ = make_chart("Tokens vs. forward passes", "NFE", "tokens");
   acceptance_ = make_chart("Acceptance rate per step", "step", "accepted / verified");
   for (const Chart* c : {&tokens_per_pass_, &cumulative_, &acceptance_}) layout->addWidget(c->view, 1);
+  apply_chart_theme();
+}
+
+void MetricsPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) apply_chart_theme();
+}
+
+void MetricsPanel::apply_chart_theme() {
+  const bool dark = palette().color(QPalette::Window).lightness() < 128;
+  for (const Chart* c : {&tokens_per_pass_, &cumulative_, &acceptance_}) {
+    QChart* chart = c->view->chart();
+    const QString title = chart->title();
+    chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);  // resets fonts and pens
+    chart->setBackgroundRoundness(0);
+    c->series->setPen(QPen(dark ? QColor(86, 180, 233) : QColor(0, 114, 178), 2));  // Okabe-Ito sky blue / blue
+    for (QValueAxis* axis : {c->x, c->y}) {
+      QFont font = axis->labelsFont();
+      font.setPointSizeF(font.pointSizeF() * 0.8);
+      axis->setLabelsFont(font);
+      axis->setTitleFont(font);
+    }
+    chart->setTitle(title);
+  }
 }
 
 MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString& x_title, const QString& y_title) {
@@ -49,9 +73,7 @@ MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString
   chart->setTitle(title);
   chart->legend()->hide();
   chart->setMargins(QMargins(2, 2, 2, 2));
-  chart->setBackgroundRoundness(0);
   c.series = new QLineSeries(chart);
-  c.series->setPen(QPen(QColor(0, 114, 178), 2));  // Okabe-Ito blue
   chart->addSeries(c.series);
   c.x = new QValueAxis(chart);
   c.y = new QValueAxis(chart);
@@ -59,12 +81,6 @@ MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString
   c.y->setTitleText(y_title);
   c.x->setLabelFormat("%d");
   c.y->setLabelFormat(y_title == "tokens" ? "%d" : "%.2g");
-  for (QValueAxis* axis : {c.x, c.y}) {
-    QFont font = axis->labelsFont();
-    font.setPointSizeF(font.pointSizeF() * 0.8);
-    axis->setLabelsFont(font);
-    axis->setTitleFont(font);
-  }
   chart->addAxis(c.x, Qt::AlignBottom);
   chart->addAxis(c.y, Qt::AlignLeft);
   c.series->attachAxis(c.x);

@@ -23,7 +23,11 @@ class MetricsPanel : public QWidget {
   void show_timeline(const Timeline& timeline, int shown_steps);
   QString summary_text() const;
 
+ protected:
+  void changeEvent(QEvent* event) override;  // charts follow the dark / light palette
+
  private:
+  void apply_chart_theme();
   struct Chart {
     QChartView* view = nullptr;
     QLineSeries* series = nullptr;

@@ -9,6 +9,7 @@
 #include "common/default_bundle.h"
 #include "common/process_setup.h"
 #include "main_window.h"
+#include "timeline_bar.h"
 
 int main(int argc, char** argv) {
   speculum::app::ensure_passive_openmp(argv);
@@ -28,7 +29,10 @@ int main(int argc, char** argv) {
   const QCommandLineOption quit_after("quit-after", "Quit after this many milliseconds (scripted screenshots).", "ms");
   const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
   const QCommandLineOption compare("compare", "Show the comparison view and run it.");
-  cli.addOptions({bundle, device, prompt, seed, generate, open, compare, quit_after});
+  const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
+  const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
+  const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines.", "list");
+  cli.addOptions({bundle, device, prompt, seed, generate, open, step, compare, theme, layers, quit_after});
   cli.process(app);
 
   speculum::EngineParams params;
@@ -48,7 +52,10 @@ int main(int argc, char** argv) {
   if (cli.isSet(prompt)) window.set_prompt(cli.value(prompt));
   window.set_seed(cli.value(seed).toInt());
   window.show();
+  if (cli.isSet(theme)) window.apply_theme(cli.value(theme));
+  if (cli.isSet(layers)) window.set_layers(cli.value(layers).split(','));
   if (cli.isSet(open)) window.open_file(cli.value(open));
+  if (cli.isSet(step)) window.timeline_bar()->set_position(cli.value(step).toInt());
   if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
   if (cli.isSet(compare)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::run_comparison);
   if (cli.isSet(quit_after)) QTimer::singleShot(cli.value(quit_after).toInt(), &app, &QApplication::quit);
