@@ -60,12 +60,7 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
     runs_[current_].final_image = image;
     runs_[current_].done = !cancelled;
     if (cancelled) {
-      current_ = -1;
-      run_->setEnabled(true);
-      stop_->setEnabled(false);
-      frame_timer_->stop();
-      update_table();
-      Q_EMIT all_finished();
+      finish_runs();
       return;
     }
     ++current_;
@@ -74,11 +69,7 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
     drain_events();
     if (current_ >= 0 && current_ < pane_count()) panes_[current_].summary->setText("Error: " + message);
-    current_ = -1;
-    run_->setEnabled(true);
-    stop_->setEnabled(false);
-    frame_timer_->stop();
-    Q_EMIT all_finished();
+    finish_runs();
   });
   worker_thread_.start();
   frame_timer_ = new QTimer(this);
@@ -174,18 +165,22 @@ void ComparisonView::stop() {
 
 void ComparisonView::start_next() {
   if (current_ >= static_cast<int>(runs_.size())) {
-    current_ = -1;
-    run_->setEnabled(true);
-    stop_->setEnabled(false);
-    panes_spin_->setEnabled(true);
-    frame_timer_->stop();
-    update_table();
-    Q_EMIT all_finished();
+    finish_runs();
     return;
   }
   if (current_ < pane_count()) panes_[current_].summary->setText("running…");
   const GenerateParams params = runs_[current_].params;
   QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+}
+
+void ComparisonView::finish_runs() {
+  current_ = -1;
+  run_->setEnabled(true);
+  stop_->setEnabled(false);
+  panes_spin_->setEnabled(true);
+  frame_timer_->stop();
+  update_table();
+  Q_EMIT all_finished();
 }
 
 void ComparisonView::drain_events() {

@@ -57,6 +57,7 @@ class ComparisonView : public QWidget {
     bool done = false;
   };
   void start_next();
+  void finish_runs();  // after the last run, a Stop or an error
   void drain_events();
   void show_position(int steps);
   void update_table();

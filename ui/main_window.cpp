@@ -387,17 +387,13 @@ bool MainWindow::save_trace(const QString& path) {
     report("Nothing to save: generate or open a run first");
     return false;
   }
-  try {
+  const bool written = write_reported(path, [&] {
     TraceWriter writer(path.toStdString());
     for (const Event& e : timeline_.events()) writer.write(e);
     writer.finish();
-  } catch (const std::exception& e) {
-    report(QString("Could not save the trace: %1").arg(e.what()));
-    return false;
-  }
-  remember_file(path);
-  report("Saved trace " + path);
-  return true;
+  });
+  if (written) remember_file(path);
+  return written;
 }
 
 bool MainWindow::open_file(const QString& path) {
@@ -455,14 +451,7 @@ bool MainWindow::export_image(const QString& path) {
     report("Nothing to export yet");
     return false;
   }
-  try {
-    app::write_png(path.toStdString(), image, {{app::kParametersKey, last_request_.to_json()}});
-  } catch (const std::exception& e) {
-    report(QString("Could not export: %1").arg(e.what()));
-    return false;
-  }
-  report("Exported " + path);
-  return true;
+  return write_reported(path, [&] { app::write_png(path.toStdString(), image, {{app::kParametersKey, last_request_.to_json()}}); });
 }
 
 bool MainWindow::export_animation(const QString& path) {
@@ -482,24 +471,23 @@ bool MainWindow::export_animation(const QString& path) {
   }
   if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
   frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping
-  try {
-    write_gif(path, frames, 6);
-  } catch (const std::exception& e) {
-    report(QString("Could not export the animation: %1").arg(e.what()));
-    return false;
-  }
-  report(QString("Exported %1 (%2 frames)").arg(path).arg(frames.size()));
-  return true;
+  return write_reported(path, [&] { write_gif(path, frames, 6); });
 }
 
 bool MainWindow::export_comparison(const QString& path) {
-  try {
+  return write_reported(path, [&] {
     app::write_png(path.toStdString(), comparison_->render_image(), {{app::kParametersKey, request_->request().to_json()}});
+  });
+}
+
+bool MainWindow::write_reported(const QString& path, const std::function<void()>& write) {
+  try {
+    write();
   } catch (const std::exception& e) {
-    report(QString("Could not export the comparison: %1").arg(e.what()));
+    report(QString("Could not write %1: %2").arg(path, e.what()));
     return false;
   }
-  report("Exported " + path);
+  report("Wrote " + path);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
+#include <functional>
 #include <memory>
 
 #include "frame_composer.h"
@@ -82,6 +83,7 @@ class MainWindow : public QMainWindow {
   void remember_file(const QString& path);
   void rebuild_recent_menu();
   void report(const QString& message);
+  bool write_reported(const QString& path, const std::function<void()>& write);  // status: wrote / could not write
   void restore_settings();
   void save_settings();
 
