@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-runs}
-TARGET_STEPS=${TARGET_STEPS:-2600}
+TARGET_STEPS=${TARGET_STEPS:-2200}
 CLI=build/bin/speculum-cli
 bash scripts/setup.sh
 bash scripts/build.sh

@@ -289,8 +289,11 @@ void MainWindow::drain_events() {
   const std::vector<Event> events = worker_->take_events();
   if (events.empty()) return;
   for (const Event& e : events) timeline_.append(e);
-  timeline_bar_->set_step_count(timeline_.step_count());
-  show_position(timeline_bar_->position());
+  const int position = timeline_bar_->position();
+  timeline_bar_->set_step_count(timeline_.step_count());  // a following bar moves, and its signal repaints
+  if (timeline_bar_->position() != position) return;
+  if (position >= timeline_.step_count()) show_position(position);  // events of the step in progress
+  else update_run_status();  // the user looks at an earlier step: leave the canvas alone
 }
 
 void MainWindow::show_position(int steps) {
@@ -305,18 +308,7 @@ void MainWindow::show_position(int steps) {
   else if (at_end && running_) canvas_->set_image(live_preview(grid));
   else canvas_->set_image(preview_image(*engine_, grid));
   metrics_->show_timeline(timeline_, steps);
-  progress_->setValue(grid.committed_count());
-  if (running_) {
-    const RunMetrics m = timeline_.metrics_after(count);
-    const int total = std::max(1, grid.rows() * grid.cols());
-    const double ms_per_token = m.tokens > 0 ? m.wall_ms / m.tokens : 0;
-    status_->setText(QString("step %1 · %2/%3 tokens · NFE %4 · ETA %5 s")
-                         .arg(count)
-                         .arg(m.tokens)
-                         .arg(total)
-                         .arg(m.nfe)
-                         .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1));
-  }
+  update_run_status();
   if (steps <= 0 || count == 0) {
     explanation_->setPlainText(count == 0 ? "Generate, or open a trace, to see the run step by step."
                                           : "Before the first step: the prompt is encoded as the model's prefix and "
@@ -325,6 +317,21 @@ void MainWindow::show_position(int steps) {
     explanation_->setPlainText(QString::fromStdString(explain_step(timeline_.events_of_step(steps - 1), steps - 1, count)));
   }
   update_legend();
+}
+
+void MainWindow::update_run_status() {
+  const int count = timeline_.step_count();
+  const RunMetrics m = timeline_.metrics_after(count);
+  progress_->setValue(m.tokens);
+  if (!running_) return;
+  const int total = engine_->info().grid_rows * engine_->info().grid_cols;
+  const double ms_per_token = m.tokens > 0 ? m.wall_ms / m.tokens : 0;
+  status_->setText(QString("step %1 · %2/%3 tokens · NFE %4 · ETA %5 s")
+                       .arg(count)
+                       .arg(m.tokens)
+                       .arg(total)
+                       .arg(m.nfe)
+                       .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1));
 }
 
 QImage MainWindow::live_preview(const GridState& grid) {

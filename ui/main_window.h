@@ -77,6 +77,7 @@ class MainWindow : public QMainWindow {
   QWidget* build_generate_tab();
   void drain_events();  // at display rate
   void show_position(int steps);
+  void update_run_status();  // progress bar and, while running, the status line
   void set_running(bool running);
   void update_style();
   void update_legend();
