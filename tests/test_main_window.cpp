@@ -126,6 +126,12 @@ class TestMainWindow : public QObject {
     w->start_generation();
     QTest::qWait(20);
     delete w;  // must cancel and join without hanging or crashing
+    // The same in the middle of a comparison, whose runs use the window's engine.
+    w = new ui::MainWindow(engine(), path("settings.ini"));
+    w->run_comparison();
+    QTRY_VERIFY_WITH_TIMEOUT(w->comparison()->running(), 5000);
+    QTest::qWait(50);
+    delete w;
   }
 
   void png_export_carries_the_request_and_restores_it() {

@@ -155,6 +155,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
 }
 
 MainWindow::~MainWindow() {
+  delete comparison_;  // joins its worker thread while the engine still exists
   worker_->cancel();
   worker_thread_.quit();
   worker_thread_.wait();
@@ -453,7 +454,8 @@ bool MainWindow::open_file(const QString& path) {
 }
 
 bool MainWindow::export_image(const QString& path) {
-  const QImage image = canvas_->image();
+  // The finished image when there is one (the canvas may show an earlier step of the replay).
+  const QImage image = final_image_.isNull() ? canvas_->image() : final_image_;
   if (image.isNull()) {
     report("Nothing to export yet");
     return false;
