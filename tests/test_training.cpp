@@ -1,5 +1,5 @@
 // Trainers: one optimisation step lowers the loss on a fixed batch (tokenizer and target); a tokenised
-// corpus round-trips; weights saved to a bundle load back to identical logits; a short resumable run
+// corpus round-trips; the next-token entropy is that of the softmax; weights saved to a bundle load back to identical logits; a short resumable run
 // continues from its checkpoint.
 #include <torch/optim/adam.h>
 
@@ -100,6 +100,21 @@ class TestTraining : public QObject {
     }
     const double after = target_loss(model, corpus, rows, dropped).item<double>();
     QVERIFY2(after < before, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+  }
+
+  void next_token_entropy_is_the_entropy_of_the_softmax() {
+    TensorMap weights = random_weights(gpt_tensor_specs(tiny_gpt()), 3);
+    const TokenizedCorpus corpus = small_corpus(3);
+    const Transformer model(tiny_gpt(), weights, at::kCPU);
+    const at::Tensor entropy = next_token_entropy(model, corpus, {0, 2});
+    QCOMPARE(entropy.sizes().vec(), (std::vector<std::int64_t>{2, 16}));
+    QVERIFY(entropy.min().item<double>() >= 0);
+    QVERIFY(entropy.max().item<double>() <= std::log(64.0) + 1e-5);
+    // Zero output weights give uniform logits: exactly log(vocabulary) everywhere.
+    weights.at("output.weight").zero_();
+    const Transformer uniform(tiny_gpt(), weights, at::kCPU);
+    const at::Tensor flat = next_token_entropy(uniform, corpus, {1});
+    QVERIFY(at::allclose(flat, at::full_like(flat, std::log(64.0)), 1e-5, 1e-5));
   }
 
   void corpus_round_trips() {
