@@ -205,6 +205,11 @@ class TestMainWindow : public QObject {
     QCOMPARE(tokens(0), tokens(1));
     QCOMPARE(tokens(1), tokens(2));
     QCOMPARE(view->timeline(0).step_count(), 256);
+    // Every pane ends on the final image: identical tokens, identical pixels.
+    const auto pane_image = [&](int pane) { return view->findChildren<ui::CanvasWidget*>().at(pane)->image(); };
+    QVERIFY(!pane_image(0).isNull());
+    QCOMPARE(pane_image(0), pane_image(1));
+    QCOMPARE(pane_image(1), pane_image(2));
     const QImage picture = view->render_image();
     QVERIFY(picture.width() > 300 && picture.height() > 300);
     QVERIFY(w->export_comparison(path("comparison.png")));

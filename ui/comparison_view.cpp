@@ -59,6 +59,7 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
     if (current_ < 0) return;
     runs_[current_].final_image = image;
     runs_[current_].done = !cancelled;
+    show_position(scrubber_->position());  // replace the last live preview with the final image
     if (cancelled) {
       finish_runs();
       return;
