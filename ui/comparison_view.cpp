@@ -190,8 +190,9 @@ void ComparisonView::drain_events() {
   for (const Event& e : events) runs_[current_].timeline.append(e);
   int longest = 0;
   for (const Run& run : runs_) longest = std::max(longest, run.timeline.step_count());
-  scrubber_->set_step_count(longest);
-  show_position(scrubber_->position());
+  const int position = scrubber_->position();
+  scrubber_->set_step_count(longest);  // a following scrubber moves, and its signal repaints
+  if (scrubber_->position() == position && position >= runs_[current_].timeline.step_count()) show_position(position);
   update_table();
 }
 
@@ -208,13 +209,7 @@ void ComparisonView::show_position(int steps) {
     if (run.done && shown == timeline.step_count()) {
       panes_[i].canvas->set_image(run.final_image);
     } else if (i == current_ && shown == timeline.step_count()) {
-      // The live pane: decode only when cells were committed and 100 ms have passed.
-      if (grid.committed_count() != run.preview_committed && (!preview_clock_.isValid() || preview_clock_.elapsed() >= 100)) {
-        run.preview = preview_image(engine_, grid);
-        run.preview_committed = grid.committed_count();
-        preview_clock_.restart();
-      }
-      panes_[i].canvas->set_image(run.preview);
+      panes_[i].canvas->set_image(run.preview.image_for(engine_, grid));
     } else {
       panes_[i].canvas->set_image(preview_image(engine_, grid));
     }
@@ -225,11 +220,11 @@ void ComparisonView::update_table() {
   const Run* reference = nullptr;
   for (const Run& run : runs_)
     if (run.params.method == "ar" && run.done) reference = &run;
-  const double reference_ms = reference ? reference->timeline.metrics_after(reference->timeline.step_count()).wall_ms : 0;
+  const double reference_ms = reference ? reference->timeline.metrics().wall_ms : 0;
   table_->setRowCount(static_cast<int>(runs_.size()));
   for (int i = 0; i < static_cast<int>(runs_.size()); ++i) {
     const Run& run = runs_[i];
-    const RunMetrics m = run.timeline.metrics_after(run.timeline.step_count());
+    const RunMetrics& m = run.timeline.metrics();
     QString name = QString::fromStdString(run.params.method);
     for (const auto& [key, value] : run.params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
     if (i >= pane_count()) name += " (reference)";

@@ -4,12 +4,12 @@
 // gives NFE, τ, wall time, tokens/s and speed-up against `ar` (run as a reference when no pane is ar).
 #pragma once
 
-#include <QElapsedTimer>
 #include <QThread>
 #include <QWidget>
 #include <functional>
 
 #include "frame_composer.h"
+#include "generation_worker.h"
 #include "speculum.h"
 #include "trace/timeline.h"
 
@@ -52,8 +52,7 @@ class ComparisonView : public QWidget {
     GenerateParams params;
     Timeline timeline;
     QImage final_image;
-    QImage preview;  // decoded while live, at most every 100 ms
-    int preview_committed = -1;
+    LivePreview preview;
     bool done = false;
   };
   void start_next();
@@ -86,7 +85,6 @@ class ComparisonView : public QWidget {
   std::vector<Run> runs_;  // one per pane, plus the ar reference when needed
   int current_ = -1;       // run in progress
   vis::FrameStyle style_;
-  QElapsedTimer preview_clock_;
 };
 
 }  // namespace speculum::ui

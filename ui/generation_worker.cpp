@@ -15,6 +15,16 @@ QImage preview_image(const Engine& engine, const GridState& grid) {
   }
 }
 
+QImage LivePreview::image_for(const Engine& engine, const GridState& grid) {
+  constexpr qint64 kIntervalMs = 100;
+  if (grid.committed_count() != committed_ && (!clock_.isValid() || clock_.elapsed() >= kIntervalMs)) {
+    image_ = preview_image(engine, grid);
+    committed_ = grid.committed_count();
+    clock_.restart();
+  }
+  return image_;
+}
+
 GenerationWorker::GenerationWorker(Engine& engine) : engine_(engine) {}
 
 std::vector<Event> GenerationWorker::take_events() {

@@ -3,6 +3,7 @@
 // Previews are decoded by the window from the committed tokens, so they never count in a run's time.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QImage>
 #include <QObject>
 #include <atomic>
@@ -39,5 +40,18 @@ class GenerationWorker : public QObject {
 QImage to_qimage(const Image& image);
 // The picture of a (partial) grid: its committed tokens decoded, open cells with the neutral token.
 QImage preview_image(const Engine& engine, const GridState& grid);
+
+// The picture of a live run's grid, decoded on the UI thread at most every 100 ms and only when cells
+// were committed since the last decode (a decode costs a few milliseconds).
+class LivePreview {
+ public:
+  QImage image_for(const Engine& engine, const GridState& grid);
+  void reset() { *this = LivePreview(); }
+
+ private:
+  QImage image_;
+  int committed_ = -1;
+  QElapsedTimer clock_;
+};
 
 }  // namespace speculum::ui

@@ -255,8 +255,7 @@ void MainWindow::start_generation() {
   last_request_.preview_every = 0;  // the window decodes previews itself, off the engine's clock
   timeline_ = Timeline();
   final_image_ = {};
-  live_preview_ = {};
-  live_preview_committed_ = -1;
+  live_preview_.reset();
   timeline_bar_->set_step_count(0);
   timeline_bar_->set_position(0);
   canvas_->set_grid({});
@@ -306,7 +305,7 @@ void MainWindow::show_position(int steps) {
   canvas_->set_style(style);
   canvas_->set_grid(grid);
   if (at_end && !running_ && !final_image_.isNull()) canvas_->set_image(final_image_);
-  else if (at_end && running_) canvas_->set_image(live_preview(grid));
+  else if (at_end && running_) canvas_->set_image(live_preview_.image_for(*engine_, grid));
   else canvas_->set_image(preview_image(*engine_, grid));
   metrics_->show_timeline(timeline_, steps);
   update_run_status();
@@ -322,7 +321,7 @@ void MainWindow::show_position(int steps) {
 
 void MainWindow::update_run_status() {
   const int count = timeline_.step_count();
-  const RunMetrics m = timeline_.metrics_after(count);
+  const RunMetrics& m = timeline_.metrics();
   progress_->setValue(m.tokens);
   if (!running_) return;
   const int total = engine_->info().grid_rows * engine_->info().grid_cols;
@@ -333,18 +332,6 @@ void MainWindow::update_run_status() {
                        .arg(total)
                        .arg(m.nfe)
                        .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1));
-}
-
-QImage MainWindow::live_preview(const GridState& grid) {
-  // Decoding costs a few milliseconds: at most ten times a second, and only when cells were committed.
-  constexpr qint64 kPreviewIntervalMs = 100;
-  if (grid.committed_count() != live_preview_committed_ &&
-      (!live_preview_clock_.isValid() || live_preview_clock_.elapsed() >= kPreviewIntervalMs)) {
-    live_preview_ = preview_image(*engine_, grid);
-    live_preview_committed_ = grid.committed_count();
-    live_preview_clock_.restart();
-  }
-  return live_preview_;
 }
 
 void MainWindow::update_style() {

@@ -4,13 +4,13 @@
 // display rate. Settings, layout and recent files persist in QSettings.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
 #include <functional>
 #include <memory>
 
 #include "frame_composer.h"
+#include "generation_worker.h"
 #include "speculum.h"
 #include "trace/timeline.h"
 
@@ -94,10 +94,7 @@ class MainWindow : public QMainWindow {
   GenerationWorker* worker_ = nullptr;
   Timeline timeline_;
   QImage final_image_;   // the finished run's image (or the opened PNG)
-  QImage live_preview(const GridState& grid);  // throttled decode of the live grid
-  QImage live_preview_;  // the newest preview while a run is live
-  int live_preview_committed_ = -1;
-  QElapsedTimer live_preview_clock_;
+  LivePreview live_preview_;
   GenerateParams last_request_;
   bool running_ = false;
 

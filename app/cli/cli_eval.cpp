@@ -10,6 +10,7 @@
 
 #include "cli/cli_options.h"
 #include "common/offscreen_gui.h"
+#include "common/png_export.h"
 #include "data/shapes_scene.h"
 #include "eval/prompt_checker.h"
 
@@ -104,10 +105,7 @@ void add_eval_command(CLI::App& app) {
       for (const auto& [name, t] : by_claim) print(name, t);
       if (!a->sheet.empty()) {
         const app::OffscreenGui gui;
-        const QImage sheet = sample_sheet(samples, verdicts);
-        const QString partial = QString::fromStdString(a->sheet + ".partial.png");
-        if (!sheet.save(partial, "PNG") || std::rename(partial.toStdString().c_str(), a->sheet.c_str()) != 0)
-          throw Error("cannot write '" + a->sheet + "'");
+        app::write_png(a->sheet, sample_sheet(samples, verdicts), {});
         std::cout << "wrote " << a->sheet << "\n";
       }
     });

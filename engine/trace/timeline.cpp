@@ -14,6 +14,7 @@ Timeline::Timeline(const std::vector<Event>& events) {
 void Timeline::append(const Event& event) {
   const std::size_t index = events_.size();
   events_.push_back(event);
+  metrics_.apply(event);
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;

@@ -38,6 +38,7 @@ class Timeline {
   const std::vector<StepPoint>& steps() const { return steps_; }
   int step_count() const { return static_cast<int>(steps_.size()); }  // finished steps
   const std::optional<RunBegin>& run_begin() const { return run_begin_; }
+  const RunMetrics& metrics() const { return metrics_.metrics(); }  // of every event so far
   bool finished() const { return finished_; }
 
   // The grid after the first `steps` finished steps (0: before any step; step_count(): the whole run,
@@ -55,6 +56,7 @@ class Timeline {
   std::vector<std::size_t> step_end_index_;    // one past each step's StepEnd
   std::vector<StepPoint> steps_;
   std::optional<RunBegin> run_begin_;
+  MetricsAccumulator metrics_;
   bool finished_ = false;
   StepPoint open_;  // counts of the step in progress
 };
