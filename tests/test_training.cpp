@@ -1,9 +1,10 @@
 // Trainers: one optimisation step lowers the loss on a fixed batch (tokenizer and target); a tokenised
 // corpus round-trips; the next-token entropy is that of the softmax; weights saved to a bundle load back to identical logits; a short resumable run
-// continues from its checkpoint.
+// continues from its checkpoint, and its log reads as one run.
 #include <torch/optim/adam.h>
 
 #include <QDir>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "data/image_batches.h"
@@ -196,6 +197,28 @@ class TestTraining : public QObject {
     QVERIFY(at::equal(ema.at("norm.weight"), final_weights.at("norm.weight")));
     QVERIFY(!at::equal(raw.at("layers.0.attention.wqkv.weight"), ema.at("layers.0.attention.wqkv.weight")));
     EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
+  }
+
+  void resumed_log_drops_rows_after_the_checkpoint_and_continues_the_clock() {
+    const std::string run = dir_.path().toStdString() + "/log-run";
+    {
+      TrainingLog first(run, {"loss"}, 10, CheckpointState{});
+      for (int step = 1; step <= 5; ++step) first.row(step, {1.0 / step});
+    }
+    CheckpointState checkpoint{3, {{TrainingLog::kTrainingSecondsKey, 100.0}}};
+    {
+      TrainingLog resumed(run, {"loss"}, 10, checkpoint);
+      QVERIFY(resumed.training_seconds() >= 100.0);
+      resumed.row(4, {0.9});
+    }
+    std::ifstream in(run + "/log.csv");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    QCOMPARE(int(lines.size()), 5);  // header, steps 1-3 of the first run, step 4 of the resumed one
+    QCOMPARE(lines[0], std::string("step,seconds,loss"));
+    QVERIFY(lines[3].rfind("3,", 0) == 0);
+    QVERIFY(lines[4].rfind("4,", 0) == 0);
+    QVERIFY(std::stod(lines[4].substr(2)) >= 100.0);
   }
 };
 

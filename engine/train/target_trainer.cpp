@@ -141,7 +141,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                                                 .weight_decay(params.weight_decay));
   if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
 
-  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, params.schedule.steps, state.step);
+  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, params.schedule.steps, state);
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
   for (int step = state.step; step < params.schedule.steps; ++step) {
     const double lr = params.schedule.lr_at(step);
@@ -179,7 +179,8 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
       std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
       state.step = step + 1;
       state.values["held_out_loss"] = last_held_out;
-      write_checkpoint_state(run_dir, state);
+      state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
+    write_checkpoint_state(run_dir, state);
     }
     if (stop && stop->load()) break;
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -20,11 +21,35 @@ double TrainSchedule::lr_at(int step) const {
   return peak_lr * (final_lr_fraction + (1 - final_lr_fraction) * cosine);
 }
 
-TrainingLog::TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, int first_step)
-    : columns_(std::move(columns)), total_steps_(total_steps), first_step_(first_step), start_(std::chrono::steady_clock::now()) {
+namespace {
+
+// Keeps the header and the rows of steps up to `last_step` (written atomically).
+void rewind_log(const std::string& path, int last_step) {
+  std::ifstream in(path);
+  std::string kept, line;
+  bool dropped = false;
+  for (bool header = true; std::getline(in, line); header = false) {
+    if (header || line.empty() || std::atoi(line.c_str()) <= last_step)
+      kept += line + "\n";
+    else
+      dropped = true;
+  }
+  if (dropped) write_text_atomically(path, kept);
+}
+
+}  // namespace
+
+TrainingLog::TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps,
+                         const CheckpointState& resumed)
+    : columns_(std::move(columns)),
+      total_steps_(total_steps),
+      first_step_(resumed.step),
+      earlier_seconds_(resumed.values.count(kTrainingSecondsKey) ? resumed.values.at(kTrainingSecondsKey) : 0),
+      start_(std::chrono::steady_clock::now()) {
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/log.csv";
   const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  if (!fresh) rewind_log(path, first_step_);
   csv_.open(path, std::ios::app);
   if (!csv_) throw Error("cannot write '" + path + "'");
   if (fresh) {
@@ -34,16 +59,21 @@ TrainingLog::TrainingLog(const std::string& dir, std::vector<std::string> column
   }
 }
 
+double TrainingLog::session_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+double TrainingLog::training_seconds() const { return earlier_seconds_ + session_seconds(); }
+
 void TrainingLog::row(int step, const std::vector<double>& values) {
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  csv_ << step << "," << seconds;
+  csv_ << step << "," << training_seconds();
   for (double v : values) csv_ << "," << v;
   csv_ << "\n";
   csv_.flush();
 }
 
 std::string TrainingLog::progress(int step, const std::vector<double>& values) const {
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = session_seconds();
   const int done = step + 1 - first_step_;
   const double per_step = done > 0 ? seconds / done : 0;
   const double eta = per_step * (total_steps_ - step - 1);

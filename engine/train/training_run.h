@@ -20,25 +20,33 @@ struct TrainSchedule {
   double lr_at(int step) const;  // linear warm-up, then cosine down to final_lr_fraction * peak
 };
 
-// Appends rows to `<dir>/log.csv` (header written once) and prints a progress line with ETA.
-class TrainingLog {
- public:
-  TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, int first_step);
-  void row(int step, const std::vector<double>& values);
-  std::string progress(int step, const std::vector<double>& values) const;
-
- private:
-  std::ofstream csv_;
-  std::vector<std::string> columns_;
-  int total_steps_;
-  int first_step_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // Checkpoint bookkeeping in `<dir>/checkpoint/`: state.json carries the step and free-form numbers.
 struct CheckpointState {
   int step = 0;
   std::map<std::string, double> values;
+};
+
+// Appends rows to `<dir>/log.csv` (header written once) and prints a progress line with ETA. A run
+// resumed from `resumed` first drops the rows logged after that checkpoint (they are trained again),
+// and its `seconds` column continues the training time saved there, so the log reads as one run.
+class TrainingLog {
+ public:
+  TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, const CheckpointState& resumed);
+  void row(int step, const std::vector<double>& values);
+  std::string progress(int step, const std::vector<double>& values) const;
+  double training_seconds() const;  // over all runs so far; store it as kTrainingSecondsKey
+
+  static constexpr const char* kTrainingSecondsKey = "training_seconds";
+
+ private:
+  double session_seconds() const;
+
+  std::ofstream csv_;
+  std::vector<std::string> columns_;
+  int total_steps_;
+  int first_step_;
+  double earlier_seconds_;
+  std::chrono::steady_clock::time_point start_;
 };
 std::string checkpoint_dir(const std::string& run_dir);
 bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state);

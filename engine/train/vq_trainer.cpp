@@ -98,7 +98,7 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
 
   std::vector<std::string> columns = {"loss", "recon", "codebook", "commit", "lr", "codes_used", "dead_reset"};
   for (const auto& h : held_out) columns.push_back("psnr_" + h.name);
-  TrainingLog log(run_dir, columns, params.schedule.steps, state.step);
+  TrainingLog log(run_dir, columns, params.schedule.steps, state);
   at::Tensor usage = at::zeros({config.codebook_size}, at::kLong);
   int last_reset = 0;
   std::vector<double> held_out_psnr(held_out.size(), 0);
@@ -109,6 +109,7 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
     std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
     state.step = step;
     for (std::size_t i = 0; i < held_out.size(); ++i) state.values["psnr_" + held_out[i].name] = held_out_psnr[i];
+    state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
     write_checkpoint_state(run_dir, state);
   };
 
