@@ -199,6 +199,33 @@ class TestTraining : public QObject {
     EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
   }
 
+  void stop_at_ends_early_on_the_unchanged_schedule() {
+    const std::string run = dir_.path().toStdString() + "/stop-at";
+    TargetTrainParams params;
+    params.schedule = {8, 1, 1e-3, 0.1};
+    params.batch = 2;
+    params.checkpoint_every = 100;
+    params.stop_at = 3;
+    train_target(tiny_gpt(), params, run, small_corpus(4), {}, [](const std::string&) {});
+    CheckpointState state;
+    QVERIFY(read_checkpoint_state(run, state));
+    QCOMPARE(state.step, 3);
+    std::ifstream in(run + "/log.csv");
+    std::string header, row;
+    std::getline(in, header);
+    QCOMPARE(header, std::string("step,seconds,loss,lr,grad_norm,held_out_loss"));
+    QVERIFY(std::getline(in, row));  // the checkpoint row of step 3: lr of an 8-step schedule at step index 2
+    QVERIFY(row.rfind("3,", 0) == 0);
+    std::vector<double> fields;
+    for (std::size_t start = 0, comma; start <= row.size(); start = comma + 1) {
+      comma = row.find(',', start);
+      if (comma == std::string::npos) comma = row.size();
+      fields.push_back(std::stod(row.substr(start, comma - start)));
+    }
+    QVERIFY(std::abs(fields[3] - params.schedule.lr_at(2)) < 1e-8);  // the log keeps 6 significant digits
+    QVERIFY(std::abs(fields[3] - params.schedule.lr_at(2)) < std::abs(params.schedule.lr_at(2) - TrainSchedule{3, 1, 1e-3, 0.1}.lr_at(2)));
+  }
+
   void resumed_log_drops_rows_after_the_checkpoint_and_continues_the_clock() {
     const std::string run = dir_.path().toStdString() + "/log-run";
     {

@@ -198,6 +198,10 @@ void add_train_commands(CLI::App& app) {
   target->add_option("--held-out", g->held_out, "Held-out corpus for validation loss");
   target->add_option("--out", g->out, "Run folder; resumes if it has a checkpoint")->required();
   target->add_option("--steps", g->params.schedule.steps, "Optimisation steps")->capture_default_str();
+  target->add_option("--stop-at", g->params.stop_at,
+                     "Stop with a checkpoint at this step without moving the schedule's horizon (0 = run to --steps)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   target->add_option("--lr", g->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
   target->add_option("--warmup", g->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
   target->add_option("--batch", g->params.batch, "Sequences per step")->capture_default_str();

@@ -141,9 +141,10 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                                                 .weight_decay(params.weight_decay));
   if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
 
-  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, params.schedule.steps, state);
+  const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
+  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, last_step, state);
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
-  for (int step = state.step; step < params.schedule.steps; ++step) {
+  for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     std::vector<std::int64_t> rows;
@@ -164,7 +165,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
       for (const auto& [name, t] : model.weights()) ema[name].mul_(decay).add_(t.detach(), 1 - decay);
     }
 
-    const bool checkpoint = (step + 1) % params.checkpoint_every == 0 || step + 1 == params.schedule.steps ||
+    const bool checkpoint = (step + 1) % params.checkpoint_every == 0 || step + 1 == last_step ||
                             (stop && stop->load());
     if (checkpoint && held_out.size() > 0) last_held_out = held_out_loss(model, held_out);
     if ((step + 1) % params.log_every == 0 || checkpoint) {

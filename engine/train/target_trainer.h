@@ -35,6 +35,7 @@ struct TargetTrainParams {
   double grad_clip = 1.0;
   int log_every = 10;
   int checkpoint_every = 100;
+  int stop_at = 0;  // stop (with a checkpoint) before this step, keeping the schedule's horizon; 0 = run to its end
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
 };
