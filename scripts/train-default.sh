@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-runs}
 # The shipped target's recipe: a first cosine schedule of 2,200 steps stopped at step 2,004, then a warm
-# restart onto a 4,300-step schedule (see docs/model-card.md). Longer runs: raise TARGET_RESTART_STEPS.
+# restart onto a 3,800-step schedule (see docs/model-card.md). Longer runs: raise TARGET_RESTART_STEPS.
 TARGET_FIRST_STEPS=${TARGET_FIRST_STEPS:-2200}
 TARGET_FIRST_STOP=${TARGET_FIRST_STOP:-2004}
-TARGET_RESTART_STEPS=${TARGET_RESTART_STEPS:-4300}
+TARGET_RESTART_STEPS=${TARGET_RESTART_STEPS:-3800}
 CLI=build/bin/speculum-cli
 bash scripts/setup.sh
 bash scripts/build.sh
