@@ -21,6 +21,15 @@ using namespace speculum;
 
 namespace {
 
+// A target run of `steps` steps (1 warm-up, peak lr 1e-3) of `batch` images.
+TargetTrainParams short_run(int steps, int batch, int checkpoint_every) {
+  TargetTrainParams params;
+  params.schedule = {steps, 1, 1e-3, 0.1};
+  params.batch = batch;
+  params.checkpoint_every = checkpoint_every;
+  return params;
+}
+
 VqConfig tiny_vq() {
   VqConfig c;
   c.codebook_size = 64;
@@ -169,10 +178,7 @@ class TestTraining : public QObject {
 
   void short_target_run_resumes_from_its_checkpoint() {
     const std::string run = dir_.path().toStdString() + "/run";
-    TargetTrainParams params;
-    params.schedule = {4, 1, 1e-3, 0.1};
-    params.batch = 4;
-    params.checkpoint_every = 2;
+    const TargetTrainParams params = short_run(4, 4, 2);
     const TokenizedCorpus corpus = small_corpus(16);
     std::atomic<bool> stop{false};
     int lines = 0;
@@ -201,10 +207,7 @@ class TestTraining : public QObject {
 
   void stop_at_ends_early_on_the_unchanged_schedule() {
     const std::string run = dir_.path().toStdString() + "/stop-at";
-    TargetTrainParams params;
-    params.schedule = {8, 1, 1e-3, 0.1};
-    params.batch = 2;
-    params.checkpoint_every = 100;
+    TargetTrainParams params = short_run(8, 2, 100);
     params.stop_at = 3;
     train_target(tiny_gpt(), params, run, small_corpus(4), {}, [](const std::string&) {});
     CheckpointState state;
