@@ -181,7 +181,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
       state.step = step + 1;
       state.values["held_out_loss"] = last_held_out;
       state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
-    write_checkpoint_state(run_dir, state);
+      write_checkpoint_state(run_dir, state);
     }
     if (stop && stop->load()) break;
   }
