@@ -153,6 +153,21 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "format 'speculum-bundle/9' is not supported");
   }
 
+  void architecture_options_need_their_tensors() {
+    const std::string dir = fresh_bundle();
+    edit_manifest(dir, [](auto& j) { j["target"]["text_encoder_layers"] = 1; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "missing tensor 'text_encoder.position_embeddings.weight' (shape [16, 64])");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["text_encoder_layers"] = 0;
+      j["target"]["image_positions"] = true;
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "missing tensor 'pos_embeddings.weight' (shape [64, 64])");
+    edit_manifest(dir, [](auto& j) {
+      j["target"]["image_positions"] = "yes";
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "image_positions");
+  }
+
   void hostile_manifests() {
     const std::string dir = fresh_bundle();
     write_bytes(dir + "/speculum.json", "{\"name\": \"\xc3\x28\"}");

@@ -50,9 +50,15 @@ GptConfig tiny_gpt() {
   c.grid_rows = c.grid_cols = 4;
   c.condition = ConditionKind::Text;
   c.cls_token_num = 8;
-  c.caption_dim = 16;
+  c.caption_dim = 32;
   c.text_vocab_size = 12;
   return c;
+}
+
+// Teacher-forced logits of `model` on `corpus` (every caption kept).
+at::Tensor corpus_logits(const Transformer& model, const TokenizedCorpus& corpus) {
+  const auto [prefix, attendable] = model.caption_batch(corpus.words, std::vector<bool>(corpus.words.size(), false));
+  return model.forward_teacher(prefix, attendable, corpus.codes);
 }
 
 TensorMap trainable(TensorMap weights) {
@@ -203,6 +209,32 @@ class TestTraining : public QObject {
     QVERIFY(at::equal(ema.at("norm.weight"), final_weights.at("norm.weight")));
     QVERIFY(!at::equal(raw.at("layers.0.attention.wqkv.weight"), ema.at("layers.0.attention.wqkv.weight")));
     EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
+  }
+
+  void a_grown_run_starts_where_its_source_ended() {
+    // A bag-of-words model is trained a little, then grown by a caption encoder and cell positions:
+    // before its first step the grown model computes exactly what the source's EMA weights did.
+    const std::string source = dir_.path().toStdString() + "/bag";
+    const TokenizedCorpus corpus = small_corpus(16);
+    const TensorMap trained = train_target(tiny_gpt(), short_run(3, 4, 100), source, corpus, {}, [](const std::string&) {});
+    GptConfig grown = tiny_gpt();
+    grown.text_encoder_layers = 2;
+    grown.image_positions = true;
+    TargetTrainParams params = short_run(0, 4, 100);
+    params.init_from = source;
+    std::vector<std::string> lines;
+    const TensorMap start = train_target(grown, params, source + "-grown", corpus, {}, [&](const std::string& l) { lines.push_back(l); });
+    QVERIFY(!lines.empty() && lines.front().find("start as the identity") != std::string::npos);
+    QCOMPARE(start.size(), gpt_tensor_specs(grown).size());
+    at::NoGradGuard no_grad;
+    const at::Tensor before = corpus_logits(Transformer(tiny_gpt(), trained, at::kCPU), corpus);
+    const at::Tensor after = corpus_logits(Transformer(grown, start, at::kCPU), corpus);
+    QVERIFY((before - after).abs().max().item<double>() < 1e-5);
+    // A source of another width is refused, naming the tensor and both shapes.
+    GptConfig wider = grown;
+    wider.dim = 128;
+    EXPECT_ERROR(train_target(wider, params, source + "-wide", corpus, {}, [](const std::string&) {}),
+                 "tensor 'cls_embedding.cap_proj.fc1.weight' has shape [64, 32], this model's is [128, 32]");
   }
 
   void stop_at_ends_early_on_the_unchanged_schedule() {

@@ -34,9 +34,32 @@ GptConfig small_config(ConditionKind kind = ConditionKind::Class) {
   return c;
 }
 
-Transformer make_model(ConditionKind kind = ConditionKind::Class) {
-  const GptConfig c = small_config(kind);
-  return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU);
+// A text model that reads word order (a caption encoder) and knows its grid cells (position embeddings).
+GptConfig contextual_text_config() {
+  GptConfig c = small_config(ConditionKind::Text);
+  c.caption_dim = 32;
+  c.text_encoder_layers = 1;
+  c.image_positions = true;
+  return c;
+}
+
+Transformer make_model(const GptConfig& c) { return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU); }
+Transformer make_model(ConditionKind kind = ConditionKind::Class) { return make_model(small_config(kind)); }
+
+// Logits for the second image token after the caption `words` and a first token 3 (conditional row). (The
+// first token's logits come from the last word's own slot, which sees that word directly.)
+at::Tensor second_token_logits(const Transformer& m, const std::vector<int>& words) {
+  KVCache cache = m.make_cache(1, 0);
+  const ConditionPrefix p = m.text_prefix(words, 1);
+  ForwardInput prefix;
+  prefix.embeddings = p.embeddings;
+  prefix.positions = m.prefix_positions();
+  prefix.attendable = p.attendable;
+  m.forward(prefix, cache);
+  ForwardInput token;
+  token.tokens = at::tensor({3}, at::kLong);
+  token.positions = {m.config().cls_token_num};
+  return m.forward(token, cache).logits;
 }
 
 ForwardInput image_tokens(const std::vector<std::int64_t>& tokens, const std::vector<std::int64_t>& rasters, int cls) {
@@ -204,8 +227,15 @@ class TestTransformer : public QObject {
     EXPECT_ERROR(m.class_prefix(5, 1), "class 5 is outside [0, 5)");
   }
 
+  void teacher_forcing_matches_cached_decoding_data() {
+    QTest::addColumn<bool>("contextual");
+    QTest::newRow("word embeddings") << false;
+    QTest::newRow("caption encoder, cell positions") << true;
+  }
+
   void teacher_forcing_matches_cached_decoding() {
-    const Transformer m = make_model(ConditionKind::Text);
+    QFETCH(bool, contextual);
+    const Transformer m = make_model(contextual ? contextual_text_config() : small_config(ConditionKind::Text));
     const int cls = m.config().cls_token_num;
     const std::vector<std::vector<int>> words = {{3, 7}, {1, 2, 4, 9}};
     const at::Tensor tokens = at::tensor({5, 1, 30, 2, 8, 8, 0, 17, 4, 4, 4, 31}, at::kLong).reshape({2, 6});
@@ -242,6 +272,37 @@ class TestTransformer : public QObject {
     const at::Tensor lc = m.forward(prefix_of(m, m.text_prefix({3, 8}, 2)), c).logits.narrow(1, 5, 1);
     QVERIFY(max_diff(la[0], lc[0]) > 1e-3);
     EXPECT_ERROR(m.text_prefix({1, 1, 1, 1, 1, 1, 1}, 1), "the prompt has 7 words; this model reads at most 6");
+  }
+
+  void word_order_reaches_the_image_only_through_the_caption_encoder() {
+    // LlamaGen's prefix queries and keys are zero (all-zero RoPE rows): every slot weighs the words alike.
+    // Through one block, bare word embeddings reach the image as a bag (deeper blocks see only the
+    // running means that causal uniform attention makes of them).
+    GptConfig one_block = small_config(ConditionKind::Text);
+    one_block.n_layer = 1;
+    const Transformer bag = make_model(one_block);
+    QVERIFY(max_diff(second_token_logits(bag, {2, 5, 7}), second_token_logits(bag, {7, 5, 2})) < kTolerance);
+    const Transformer contextual = make_model(contextual_text_config());
+    QVERIFY(max_diff(second_token_logits(contextual, {2, 5, 7}), second_token_logits(contextual, {7, 5, 2})) > 1e-3);
+    // Word order counts from the first word, not from the padded slot: a caption reads the same at any length.
+    QVERIFY(max_diff(second_token_logits(contextual, {2, 5}), second_token_logits(contextual, {5, 2})) > 1e-3);
+  }
+
+  void cell_positions_tell_apart_equal_neighbourhoods() {
+    // The same token after the same prefix at two different cells: RoPE alone cannot tell row 0's
+    // first cell from any other first token, the position embedding can.
+    const Transformer m = make_model(contextual_text_config());
+    const int cls = m.config().cls_token_num;
+    const ConditionPrefix p = m.text_prefix({1, 2}, 1);
+    std::vector<at::Tensor> logits;
+    for (std::int64_t raster : {0, 5}) {
+      KVCache cache = m.make_cache(1, 0);
+      m.forward(prefix_of(m, p), cache);
+      logits.push_back(m.forward(image_tokens({3}, {raster}, cls), cache).logits);
+    }
+    QVERIFY(max_diff(logits[0], logits[1]) > 1e-3);
+    KVCache cache = m.make_cache(1, 0);
+    EXPECT_ERROR(m.forward(image_tokens({3}, {-2}, cls), cache), "inside the condition prefix");
   }
 };
 

@@ -44,6 +44,8 @@ struct TargetShape {
   int dim = 192;
   int layers = 6;
   int heads = 4;
+  int text_encoder_layers = 2;
+  bool image_positions = true;
 };
 
 // The default target: a small LlamaGen GPT (about 3.5M parameters at the default shape), reading captions word by word.
@@ -62,6 +64,8 @@ BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std
   g.text_vocab_size = static_cast<int>(m.text_vocab.size());
   g.cls_token_num = 16;
   g.caption_dim = 128;
+  g.text_encoder_layers = shape.text_encoder_layers;
+  g.image_positions = shape.image_positions;
   m.image_size = data::kShapesImageSize;
   return m;
 }
@@ -211,6 +215,15 @@ void add_train_commands(CLI::App& app) {
   target->add_option("--dim", g->shape.dim, "Model width (a new run only; a resumed run keeps its manifest)")->capture_default_str();
   target->add_option("--layers", g->shape.layers, "Transformer blocks")->capture_default_str();
   target->add_option("--heads", g->shape.heads, "Attention heads (head size divisible by 4 for 2D RoPE)")->capture_default_str();
+  target->add_option("--text-encoder-layers", g->shape.text_encoder_layers,
+                     "Contextual blocks over the caption's words (0: bare word embeddings)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  target->add_flag("--image-positions,!--no-image-positions", g->shape.image_positions,
+                   "Learned position embedding per grid cell on top of 2D RoPE")
+      ->capture_default_str();
+  target->add_option("--init-from", g->params.init_from,
+                     "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->final_callback([g] {
     const int rc = run_reporting_errors([&] {
       at::set_num_threads(g->threads);
@@ -221,6 +234,8 @@ void add_train_commands(CLI::App& app) {
       // A resumed run keeps the architecture it was started with; a new one records it for `train bundle`.
       const bool resuming = std::filesystem::exists(checkpoint_dir(g->out)) && std::filesystem::exists(g->out + "/speculum.json");
       const BundleManifest m = resuming ? read_manifest(g->out) : default_manifest(read_vq_run(g->vq), corpus.vocabulary, g->shape);
+      if (!resuming && !g->params.init_from.empty() && read_manifest(g->params.init_from).text_vocab != corpus.vocabulary)
+        throw Error("--init-from '" + g->params.init_from + "' was trained on another vocabulary than '" + g->corpus + "'");
       if (!resuming) {
         std::filesystem::create_directories(g->out);
         write_manifest(m, g->out);

@@ -78,6 +78,7 @@ BundleManifest read_manifest(const std::string& dir) {
   g.vocab_size = tgt.integer("vocab_size");
   g.rope_base = tgt.number("rope_base", 10000.0);
   g.norm_eps = tgt.number("norm_eps", 1e-5);
+  g.image_positions = tgt.boolean("image_positions", false);
   g.grid_rows = grid[0];
   g.grid_cols = grid[1];
   m.target_weights = tgt.string("weights");
@@ -95,6 +96,7 @@ BundleManifest read_manifest(const std::string& dir) {
     g.text_vocab_size = static_cast<int>(m.text_vocab.size());
     g.cls_token_num = cond.integer("max_words");
     g.caption_dim = tgt.integer("caption_dim");
+    g.text_encoder_layers = tgt.integer("text_encoder_layers", 0);
   } else {
     throw Error(path + ": field 'condition.kind' is '" + kind + "' (allowed: class, text)");
   }
@@ -126,7 +128,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
       {"target",
        {{"dim", g.dim}, {"n_layer", g.n_layer}, {"n_head", g.n_head}, {"ffn_dim", g.ffn_hidden()},
         {"vocab_size", g.vocab_size}, {"rope_base", g.rope_base}, {"norm_eps", g.norm_eps},
-        {"weights", m.target_weights}}},
+        {"image_positions", g.image_positions}, {"weights", m.target_weights}}},
       {"drafters", nlohmann::json::parse(m.drafters_json)},
   };
   if (g.condition == ConditionKind::Class) {
@@ -134,6 +136,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
   } else {
     doc["condition"] = {{"kind", "text"}, {"vocab", m.text_vocab}, {"max_words", g.cls_token_num}};
     doc["target"]["caption_dim"] = g.caption_dim;
+    doc["target"]["text_encoder_layers"] = g.text_encoder_layers;
   }
   write_text_atomically(dir + "/" + kManifestName, doc.dump(2) + "\n");
 }

@@ -17,6 +17,21 @@ int GptConfig::ffn_hidden() const {
   return (hidden + 255) / 256 * 256;
 }
 
+namespace {
+
+// One pre-norm block of LlamaGen's layout: fused wqkv, wo, SwiGLU w1/w3/w2, two RMSNorms.
+void add_block(std::vector<TensorSpec>& specs, const std::string& p, std::int64_t width, std::int64_t ffn) {
+  specs.push_back({p + "attention.wqkv.weight", {3 * width, width}});
+  specs.push_back({p + "attention.wo.weight", {width, width}});
+  specs.push_back({p + "feed_forward.w1.weight", {ffn, width}});
+  specs.push_back({p + "feed_forward.w3.weight", {ffn, width}});
+  specs.push_back({p + "feed_forward.w2.weight", {width, ffn}});
+  specs.push_back({p + "attention_norm.weight", {width}});
+  specs.push_back({p + "ffn_norm.weight", {width}});
+}
+
+}  // namespace
+
 std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& c) {
   const std::int64_t d = c.dim, f = c.ffn_hidden();
   std::vector<TensorSpec> specs;
@@ -27,18 +42,15 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& c) {
     specs.push_back({"cls_embedding.cap_proj.fc1.weight", {d, c.caption_dim}});
     specs.push_back({"cls_embedding.cap_proj.fc2.weight", {d, d}});
     specs.push_back({"cls_embedding.uncond_embedding", {c.cls_token_num, c.caption_dim}});
+    if (c.text_encoder_layers > 0) {
+      specs.push_back({"text_encoder.position_embeddings.weight", {c.cls_token_num, c.caption_dim}});
+      for (int i = 0; i < c.text_encoder_layers; ++i)
+        add_block(specs, "text_encoder.layers." + std::to_string(i) + ".", c.caption_dim, c.text_ffn_hidden());
+    }
   }
   specs.push_back({"tok_embeddings.weight", {c.vocab_size, d}});
-  for (int i = 0; i < c.n_layer; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    specs.push_back({p + "attention.wqkv.weight", {3 * d, d}});
-    specs.push_back({p + "attention.wo.weight", {d, d}});
-    specs.push_back({p + "feed_forward.w1.weight", {f, d}});
-    specs.push_back({p + "feed_forward.w3.weight", {f, d}});
-    specs.push_back({p + "feed_forward.w2.weight", {d, f}});
-    specs.push_back({p + "attention_norm.weight", {d}});
-    specs.push_back({p + "ffn_norm.weight", {d}});
-  }
+  if (c.image_positions) specs.push_back({"pos_embeddings.weight", {c.image_tokens(), d}});
+  for (int i = 0; i < c.n_layer; ++i) add_block(specs, "layers." + std::to_string(i) + ".", d, f);
   specs.push_back({"norm.weight", {d}});
   specs.push_back({"output.weight", {c.vocab_size, d}});
   return specs;
@@ -144,6 +156,10 @@ void validate_config(const GptConfig& c) {
   } else {
     require(c.caption_dim > 0, "target: caption_dim must be positive for text conditioning");
     require(c.text_vocab_size > 0, "target: the text vocabulary is empty");
+    require(c.text_encoder_layers >= 0, "target: text_encoder_layers must be >= 0");
+    require(c.text_encoder_layers == 0 || (c.caption_dim % GptConfig::kTextHeadDim == 0),
+            "target: caption_dim " + std::to_string(c.caption_dim) + " must be a multiple of " +
+                std::to_string(GptConfig::kTextHeadDim) + " (the text encoder's head size) when text_encoder_layers > 0");
   }
 }
 

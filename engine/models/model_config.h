@@ -14,6 +14,12 @@ enum class ConditionKind { Class, Text };
 // The LlamaGen GPT. Class conditioning: one prefix token from `cls_embedding.embedding_table` (row
 // `num_classes` is the CFG null class). Text conditioning: `cls_token_num` left-padded word features of
 // `caption_dim` through LlamaGen's `cap_proj` MLP, with `uncond_embedding` as the null caption.
+// LlamaGen's prefix slots have all-zero RoPE rows, so their queries and keys are zero: every token weighs
+// the caption slots alike and cannot pick out a word, and word order survives only as the running means
+// of causal uniform attention. The words must arrive already contextual (T5 in LlamaGen); `text_encoder_layers`
+// bidirectional blocks over the words (plus word-order embeddings) play T5's part; 0 keeps the bare word
+// embeddings. `image_positions` adds a learned embedding per grid cell to the image tokens, since 2D RoPE
+// alone only tells a token where others are relative to it, not where the image's edges are.
 struct GptConfig {
   int dim = 256;
   int n_layer = 4;
@@ -29,11 +35,17 @@ struct GptConfig {
   int cls_token_num = 1;    // prefix length: 1 for classes, max caption words for text
   int caption_dim = 64;     // text conditioning: width of the word features
   int text_vocab_size = 0;  // text conditioning: rows of `text_encoder.word_embeddings.weight`
+  int text_encoder_layers = 0;  // text conditioning: contextual blocks over the words (0 = none)
+  bool image_positions = false;  // `pos_embeddings.weight`: a learned embedding per grid cell
 
   int head_dim() const { return dim / n_head; }
   int ffn_hidden() const;
   int image_tokens() const { return grid_rows * grid_cols; }
   int max_positions() const { return cls_token_num + image_tokens(); }
+  int text_heads() const { return caption_dim / kTextHeadDim; }
+  int text_ffn_hidden() const { return 2 * caption_dim; }
+
+  static constexpr int kTextHeadDim = 32;
 };
 
 // The LlamaGen VQ tokenizer (encoder, L2-normalised codebook, decoder) at any size.

@@ -68,4 +68,10 @@ void save_tensors(const std::string& path, const TensorMap& tensors, DType float
   write_safetensors(path, entries, metadata);
 }
 
+const at::Tensor& find_tensor(const TensorMap& tensors, const std::string& name, const char* owner) {
+  const auto it = tensors.find(name);
+  if (it == tensors.end()) throw Error(std::string(owner) + " weights lack tensor '" + name + "'");
+  return it->second;
+}
+
 }  // namespace speculum

@@ -23,4 +23,7 @@ void save_tensors(const std::string& path, const TensorMap& tensors, DType float
 
 at::ScalarType to_scalar_type(DType dtype);
 
+// The tensor `name` of `tensors`; throws naming it and `owner` ("target", "tokenizer") when absent.
+const at::Tensor& find_tensor(const TensorMap& tensors, const std::string& name, const char* owner);
+
 }  // namespace speculum

@@ -4,7 +4,9 @@
 #include <string>
 
 #include "error.h"
+#include "models/blocks.h"
 #include "models/rope.h"
+#include "models/text_encoder.h"
 
 namespace speculum {
 namespace {
@@ -12,11 +14,7 @@ namespace {
 // Finite, so a query with no visible key yields a uniform row instead of NaN.
 constexpr float kMaskedOut = -1e9f;
 
-const at::Tensor& weight(const TensorMap& weights, const std::string& name) {
-  auto it = weights.find(name);
-  if (it == weights.end()) throw Error("target weights lack tensor '" + name + "'");
-  return it->second;
-}
+const at::Tensor& weight(const TensorMap& weights, const std::string& name) { return find_tensor(weights, name, "target"); }
 
 }  // namespace
 
@@ -39,11 +37,6 @@ Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device)
 KVCache Transformer::make_cache(int rows, int extra_slots) const {
   return KVCache(config_.n_layer, rows, config_.n_head, config_.head_dim(), config_.max_positions() + extra_slots,
                  at::TensorOptions().dtype(at::kFloat).device(device_));
-}
-
-at::Tensor Transformer::rms_norm(const at::Tensor& x, const at::Tensor& w) const {
-  const at::Tensor xf = x.to(at::kFloat);
-  return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + config_.norm_eps)).to(x.scalar_type()) * w;
 }
 
 // Additive bias over the slots [0, begin + N): 0 where query i may attend slot j, kMaskedOut elsewhere.
@@ -77,7 +70,7 @@ ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const
   at::Tensor x;
   if (in.tokens.defined()) {
     if (in.tokens.numel() != n) throw Error("forward: tokens and positions differ in length");
-    x = weight(weights_, "tok_embeddings.weight").index_select(0, in.tokens.to(device_)).unsqueeze(0).expand({rows, n, config_.dim});
+    x = image_embeddings(in.tokens.to(device_).reshape({1, n}), in.positions).expand({rows, n, config_.dim});
   } else {
     if (!in.embeddings.defined() || in.embeddings.size(0) != rows || in.embeddings.size(1) != n)
       throw Error("forward: embeddings must be [rows, N, dim] matching the cache rows and positions");
@@ -110,7 +103,7 @@ at::Tensor Transformer::run_blocks(at::Tensor x, const at::Tensor& rope, const a
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int l = 0; l < config_.n_layer; ++l) {
     const Layer& L = layers_[l];
-    const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm), L.wqkv);
+    const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm, config_.norm_eps), L.wqkv);
     // q and k rotate together: [rows, N, 2 * heads, hd]
     const auto qk = apply_rope(qkv.narrow(-1, 0, 2 * config_.dim).reshape({rows, n, 2 * heads, hd}), rope)
                         .transpose(1, 2)
@@ -126,14 +119,13 @@ at::Tensor Transformer::run_blocks(at::Tensor x, const at::Tensor& rope, const a
     const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
     const at::Tensor attn = at::matmul(at::softmax(scores, -1), v);
     x = x + at::linear(attn.transpose(1, 2).reshape({rows, n, config_.dim}), L.wo);
-    const at::Tensor h = rms_norm(x, L.ffn_norm);
-    x = x + at::linear(at::silu(at::linear(h, L.w1)) * at::linear(h, L.w3), L.w2);
+    x = x + swiglu(rms_norm(x, L.ffn_norm, config_.norm_eps), L.w1, L.w3, L.w2);
   }
   return x;
 }
 
 at::Tensor Transformer::logits_of(const at::Tensor& hidden) const {
-  return at::linear(rms_norm(hidden, weight(weights_, "norm.weight")), weight(weights_, "output.weight")).to(at::kFloat);
+  return at::linear(rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps), weight(weights_, "output.weight")).to(at::kFloat);
 }
 
 at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
@@ -141,11 +133,12 @@ at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, con
   const auto b = tokens.size(0), n = tokens.size(1), l = prefix_embeddings.size(1);
   if (l != config_.cls_token_num || prefix_embeddings.size(0) != b)
     throw Error("forward_teacher: prefix must be [B, cls_token_num, dim] with the tokens' batch size");
-  const at::Tensor images = weight(weights_, "tok_embeddings.weight").index_select(0, tokens.narrow(1, 0, n - 1).reshape({-1}).to(device_));
-  const at::Tensor x = at::cat({prefix_embeddings.to(device_), images.reshape({b, n - 1, config_.dim})}, 1);
   const auto t = l + n - 1;
   std::vector<std::int64_t> positions(t);
   for (std::int64_t i = 0; i < t; ++i) positions[i] = i;  // prefix rows are zero; image i sits at cls + i
+  const std::vector<std::int64_t> image_positions(positions.begin() + l, positions.end());
+  const at::Tensor images = image_embeddings(tokens.narrow(1, 0, n - 1).to(device_), image_positions);
+  const at::Tensor x = at::cat({prefix_embeddings.to(device_), images}, 1);
   const at::Tensor rope = rope_table_.index_select(0, at::tensor(positions, at::kLong).to(device_));
   // Row b's query i may see key j <= i if j is an image slot or an attendable prefix slot (or j == i).
   const auto bool_opts = at::TensorOptions().dtype(at::kBool).device(device_);
@@ -154,6 +147,18 @@ at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, con
   const at::Tensor bias = at::zeros({b, 1, t, t}, at::TensorOptions().device(device_)).masked_fill(visible.logical_not().unsqueeze(1), kMaskedOut);
   const at::Tensor hidden = run_blocks(x, rope, bias, nullptr, 0);
   return logits_of(hidden.narrow(1, l - 1, n));
+}
+
+at::Tensor Transformer::image_embeddings(const at::Tensor& tokens, const std::vector<std::int64_t>& positions) const {
+  const at::Tensor x = weight(weights_, "tok_embeddings.weight").index_select(0, tokens.reshape({-1})).reshape({tokens.size(0), tokens.size(1), config_.dim});
+  if (!config_.image_positions) return x;
+  std::vector<std::int64_t> cells(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    cells[i] = positions[i] - config_.cls_token_num;
+    if (cells[i] < 0) throw Error("forward: image token at position " + std::to_string(positions[i]) + ", inside the condition prefix");
+  }
+  const at::Tensor table = weight(weights_, "pos_embeddings.weight").index_select(0, at::tensor(cells, at::kLong).to(device_));
+  return x + table.unsqueeze(0);
 }
 
 at::Tensor Transformer::caption_features(const std::vector<int>& word_ids) const {
@@ -178,18 +183,23 @@ std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<s
                                                              const std::vector<bool>& null_caption) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
   const int length = config_.cls_token_num;
-  const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding");
+  const auto batch = static_cast<std::int64_t>(word_ids.size());
   std::vector<at::Tensor> features;
-  std::vector<char> attendable;
-  for (std::size_t b = 0; b < word_ids.size(); ++b) {
-    features.push_back(b < null_caption.size() && null_caption[b] ? null : caption_features(word_ids[b]));
+  std::vector<char> attendable, dropped;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    features.push_back(caption_features(word_ids[b]));
     const int words = static_cast<int>(word_ids[b].size());
     for (int i = 0; i < length; ++i) attendable.push_back(i >= length - words);
+    dropped.push_back(b < static_cast<std::int64_t>(null_caption.size()) && null_caption[b]);
   }
-  const at::Tensor mask = at::tensor(std::vector<std::int64_t>(attendable.begin(), attendable.end()), at::kLong)
-                              .reshape({static_cast<std::int64_t>(word_ids.size()), length})
-                              .to(device_, at::kBool);
-  return {project_caption(at::stack(features)), mask};
+  const auto as_bool = [&](const std::vector<char>& flags, std::vector<std::int64_t> shape) {
+    return at::tensor(std::vector<std::int64_t>(flags.begin(), flags.end()), at::kLong).reshape(shape).to(device_, at::kBool);
+  };
+  const at::Tensor mask = as_bool(attendable, {batch, length});
+  // The null caption replaces the encoded words of a dropped row (it is already a feature sequence).
+  const at::Tensor encoded = encode_caption(config_, weights_, at::stack(features), mask);
+  const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding").unsqueeze(0).to(encoded.scalar_type());
+  return {project_caption(at::where(as_bool(dropped, {batch, 1, 1}), null, encoded)), mask};
 }
 
 ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
@@ -204,12 +214,11 @@ ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
 
 ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
-  at::Tensor batch = caption_features(word_ids).unsqueeze(0);
-  if (rows > 1) batch = at::cat({batch, weight(weights_, "cls_embedding.uncond_embedding").unsqueeze(0)});
-  const int length = config_.cls_token_num, words = static_cast<int>(word_ids.size());
-  std::vector<char> attendable(length, 0);
-  std::fill(attendable.end() - words, attendable.end(), 1);
-  return {project_caption(batch), attendable};
+  const bool guided = rows > 1;  // row 1: the CFG null caption, under the same padding
+  const auto [embeddings, mask] = caption_batch(guided ? std::vector<std::vector<int>>{word_ids, word_ids} : std::vector<std::vector<int>>{word_ids},
+                                                guided ? std::vector<bool>{false, true} : std::vector<bool>{false});
+  const at::Tensor row = mask[0].to(at::kCPU, at::kChar).contiguous();
+  return {embeddings, std::vector<char>(row.data_ptr<std::int8_t>(), row.data_ptr<std::int8_t>() + row.numel())};
 }
 
 std::vector<std::int64_t> Transformer::prefix_positions() const {

@@ -18,11 +18,7 @@ VqModel::VqModel(VqConfig config, TensorMap weights, at::Device device)
   neutral_code_ = static_cast<int>((book - mean).pow(2).sum(1).argmin().item<std::int64_t>());
 }
 
-at::Tensor VqModel::w(const std::string& name) const {
-  auto it = weights_.find(name);
-  if (it == weights_.end()) throw Error("tokenizer weights lack tensor '" + name + "'");
-  return it->second;
-}
+at::Tensor VqModel::w(const std::string& name) const { return find_tensor(weights_, name, "tokenizer"); }
 
 at::Tensor VqModel::conv(const at::Tensor& x, const std::string& name, int padding) const {
   const std::vector<std::int64_t> stride = {1, 1}, pad = {padding, padding};

@@ -93,6 +93,46 @@ double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm
   return norm;
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Fresh weights as LlamaGen initialises them (N(0, 0.02), output head zero), except that the position
+// tables and the text encoder's residual branches start at zero: a new encoder is then the identity,
+// so growing a trained model by one changes nothing until training moves it.
+TensorMap initial_weights(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
+  TensorMap weights = random_weights(specs, seed);
+  for (auto& [name, t] : weights) {
+    if (t.dim() == 2) t.normal_(0, 0.02);
+    const bool text_branch_out = name.rfind("text_encoder.layers.", 0) == 0 &&
+                                 (ends_with(name, "attention.wo.weight") || ends_with(name, "feed_forward.w2.weight"));
+    if (text_branch_out || name == "pos_embeddings.weight" || name == "text_encoder.position_embeddings.weight" ||
+        name == "output.weight")
+      t.zero_();
+  }
+  return weights;
+}
+
+// Overwrites the tensors of `weights` that the run `run_dir`'s checkpoint also has; returns how many.
+int copy_from_run(TensorMap& weights, const std::string& run_dir) {
+  std::string file = checkpoint_dir(run_dir) + "/ema.safetensors";
+  if (!std::filesystem::exists(file)) file = checkpoint_dir(run_dir) + "/weights.safetensors";
+  if (!std::filesystem::exists(file)) throw Error("--init-from '" + run_dir + "' has no checkpoint (" + file + ")");
+  const SafetensorsFile source = SafetensorsFile::open(file);
+  std::vector<TensorSpec> shared;
+  for (const auto& [name, t] : weights)
+    if (source.find(name)) shared.push_back({name, t.sizes().vec()});
+  int copied = 0;
+  for (auto& [name, t] : load_tensors(source, shared, at::kCPU)) {
+    if (t.sizes() != weights[name].sizes())
+      throw Error("--init-from '" + file + "': tensor '" + name + "' has shape " + shape_to_string(t.sizes().vec()) +
+                  ", this model's is " + shape_to_string(weights[name].sizes().vec()));
+    weights[name].copy_(t);
+    ++copied;
+  }
+  return copied;
+}
+
 double held_out_loss(const Transformer& model, const TokenizedCorpus& held_out) {
   c10::InferenceMode inference;
   double total = 0;
@@ -120,13 +160,14 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   const bool resume = read_checkpoint_state(run_dir, state);
   const auto specs = gpt_tensor_specs(config);
   TensorMap weights = resume ? load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU)
-                             : random_weights(specs, params.seed);
-  if (!resume) {  // small initial weights, as LlamaGen: N(0, 0.02), output head zero
-    for (auto& [name, t] : weights)
-      if (t.dim() == 2) t.normal_(0, 0.02);
-    weights["output.weight"].zero_();
+                             : initial_weights(specs, params.seed);
+  if (resume) {
+    progress("resuming target training at step " + std::to_string(state.step));
+  } else if (!params.init_from.empty()) {
+    const int copied = copy_from_run(weights, params.init_from);
+    progress("initialised " + std::to_string(copied) + " of " + std::to_string(weights.size()) + " tensors from " +
+             params.init_from + "; the other " + std::to_string(weights.size() - copied) + " start as the identity");
   }
-  if (resume) progress("resuming target training at step " + std::to_string(state.step));
   TensorMap ema;
   if (resume && std::filesystem::exists(ckpt + "/ema.safetensors"))
     ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, at::kCPU);

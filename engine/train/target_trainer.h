@@ -36,6 +36,9 @@ struct TargetTrainParams {
   int log_every = 10;
   int checkpoint_every = 100;
   int stop_at = 0;  // stop (with a checkpoint) before this step, keeping the schedule's horizon; 0 = run to its end
+  // A new run starts from this run folder's checkpoint (EMA weights if present) for every tensor both
+  // models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
+  std::string init_from;
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
 };
