@@ -15,7 +15,9 @@ $CLI plot --csv resources/training/vq/log.csv --columns psnr_shapes,psnr_emoji \
 $CLI plot --csv resources/training/vq/log.csv --columns recon,codebook,commit \
   --title "VQ tokenizer: training losses" --y-label "loss" --out "$OUT/vq-loss.png"
 $CLI plot --csv resources/training/target/log.csv --columns loss,held_out_loss \
-  --title "Target: next-token cross-entropy" --y-label "nats / token" --out "$OUT/target-loss.png"
+  --title "Target, stages 1-2 (bag of words): next-token cross-entropy" --y-label "nats / token" --out "$OUT/target-loss.png"
+$CLI plot --csv resources/training/target-ctx/log.csv --columns loss,held_out_loss \
+  --title "Target, stage 3 (caption encoder, cell positions)" --y-label "nats / token" --out "$OUT/target-grown-loss.png"
 $CLI inspect resources/models/default
 $CLI eval --prompts "$PROMPTS" --sheet "$OUT/samples.png" "$@"
 $CLI entropy --held-out runs/held-out.safetensors --count 256
