@@ -48,7 +48,8 @@ struct TargetShape {
   bool image_positions = true;
 };
 
-// The default target: a small LlamaGen GPT (about 3.5M parameters at the default shape), reading captions word by word.
+// The default target: a small LlamaGen GPT (about 3.7M parameters at the default shape) reading captions through a
+// two-block word-level encoder.
 BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std::string>& vocabulary, const TargetShape& shape) {
   BundleManifest m;
   m.name = "speculum-shapes";
