@@ -14,10 +14,6 @@ bool is_norm_parameter(const std::string& name) {
   return last.find("norm") != std::string::npos;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 TensorMap random_weights(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
@@ -26,8 +22,8 @@ TensorMap random_weights(const std::vector<TensorSpec>& specs, std::uint64_t see
   for (const auto& spec : specs) {
     const auto& name = spec.name;
     if (is_norm_parameter(name)) {
-      out[name] = ends_with(name, ".bias") ? at::zeros(spec.shape) : at::ones(spec.shape);
-    } else if (ends_with(name, ".bias")) {
+      out[name] = name.ends_with(".bias") ? at::zeros(spec.shape) : at::ones(spec.shape);
+    } else if (name.ends_with(".bias")) {
       out[name] = at::zeros(spec.shape);
     } else {
       const bool table = name.find("embedding") != std::string::npos;

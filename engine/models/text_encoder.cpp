@@ -21,7 +21,7 @@ at::Tensor encode_caption(const GptConfig& config, const TensorMap& weights, con
   at::Tensor x = features + tensor(weights, "text_encoder.position_embeddings.weight").index_select(0, order.reshape({-1})).reshape({b, l, -1}).to(features.scalar_type());
   // Keys are the caption's words; a padded slot (or an empty caption) still sees itself, so no row is all -inf.
   const at::Tensor visible = present.unsqueeze(1).expand({b, l, l}) | at::eye(l, present.options()).unsqueeze(0);
-  const at::Tensor bias = at::zeros({b, 1, l, l}, features.options().dtype(at::kFloat)).masked_fill(visible.logical_not().unsqueeze(1), -1e9);
+  const at::Tensor bias = at::zeros({b, 1, l, l}, features.options().dtype(at::kFloat)).masked_fill(visible.logical_not().unsqueeze(1), kMaskedOut);
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int i = 0; i < config.text_encoder_layers; ++i) {
     const std::string p = "text_encoder.layers." + std::to_string(i) + ".";

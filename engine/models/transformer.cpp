@@ -11,9 +11,6 @@
 namespace speculum {
 namespace {
 
-// Finite, so a query with no visible key yields a uniform row instead of NaN.
-constexpr float kMaskedOut = -1e9f;
-
 const at::Tensor& weight(const TensorMap& weights, const std::string& name) { return find_tensor(weights, name, "target"); }
 
 }  // namespace
@@ -67,24 +64,28 @@ at::Tensor Transformer::visibility_bias(const ForwardInput& in, const KVCache& c
 ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const {
   const int n = static_cast<int>(in.positions.size());
   const int rows = cache.rows();
+  const bool image_tokens = in.tokens.defined();
+  for (auto p : in.positions) {
+    if (p < 0 || p >= rope_table_.size(0))
+      throw Error("forward: position " + std::to_string(p) + " outside the model's " +
+                  std::to_string(rope_table_.size(0)) + " positions");
+    if (image_tokens && config_.image_positions && p < config_.cls_token_num)
+      throw Error("forward: image token at position " + std::to_string(p) + ", inside the condition prefix");
+  }
+  const at::Tensor positions = at::tensor(in.positions, at::kLong).to(device_);
   at::Tensor x;
-  if (in.tokens.defined()) {
+  if (image_tokens) {
     if (in.tokens.numel() != n) throw Error("forward: tokens and positions differ in length");
-    x = image_embeddings(in.tokens.to(device_).reshape({1, n}), in.positions).expand({rows, n, config_.dim});
+    x = image_embeddings(in.tokens.to(device_).reshape({1, n}), positions).expand({rows, n, config_.dim});
   } else {
     if (!in.embeddings.defined() || in.embeddings.size(0) != rows || in.embeddings.size(1) != n)
       throw Error("forward: embeddings must be [rows, N, dim] matching the cache rows and positions");
     x = in.embeddings.to(device_);
   }
-  for (auto p : in.positions)
-    if (p < 0 || p >= rope_table_.size(0))
-      throw Error("forward: position " + std::to_string(p) + " outside the model's " +
-                  std::to_string(rope_table_.size(0)) + " positions");
 
   const int begin = cache.append_slots(in.positions, in.attendable);
   try {
-    const at::Tensor rope = rope_table_.index_select(0, at::tensor(in.positions, at::kLong).to(device_));
-    x = run_blocks(x, rope, visibility_bias(in, cache, begin, n), &cache, begin);
+    x = run_blocks(x, rope_table_.index_select(0, positions), visibility_bias(in, cache, begin, n), &cache, begin);
     ForwardOutput out;
     const int m = in.logits_last < 0 ? n : std::min(in.logits_last, n);
     if (m > 0) out.logits = logits_of(x.narrow(1, n - m, m));
@@ -134,12 +135,11 @@ at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, con
   if (l != config_.cls_token_num || prefix_embeddings.size(0) != b)
     throw Error("forward_teacher: prefix must be [B, cls_token_num, dim] with the tokens' batch size");
   const auto t = l + n - 1;
-  std::vector<std::int64_t> positions(t);
-  for (std::int64_t i = 0; i < t; ++i) positions[i] = i;  // prefix rows are zero; image i sits at cls + i
-  const std::vector<std::int64_t> image_positions(positions.begin() + l, positions.end());
-  const at::Tensor images = image_embeddings(tokens.narrow(1, 0, n - 1).to(device_), image_positions);
+  // Prefix rows of the RoPE table are zero; image i sits at cls + i.
+  const at::Tensor positions = at::arange(t, at::TensorOptions().dtype(at::kLong).device(device_));
+  const at::Tensor images = image_embeddings(tokens.narrow(1, 0, n - 1).to(device_), positions.narrow(0, l, n - 1));
   const at::Tensor x = at::cat({prefix_embeddings.to(device_), images}, 1);
-  const at::Tensor rope = rope_table_.index_select(0, at::tensor(positions, at::kLong).to(device_));
+  const at::Tensor rope = rope_table_.index_select(0, positions);
   // Row b's query i may see key j <= i if j is an image slot or an attendable prefix slot (or j == i).
   const auto bool_opts = at::TensorOptions().dtype(at::kBool).device(device_);
   const at::Tensor keys = at::cat({prefix_attendable.to(device_, at::kBool), at::ones({b, n - 1}, bool_opts)}, 1);
@@ -149,16 +149,10 @@ at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, con
   return logits_of(hidden.narrow(1, l - 1, n));
 }
 
-at::Tensor Transformer::image_embeddings(const at::Tensor& tokens, const std::vector<std::int64_t>& positions) const {
+at::Tensor Transformer::image_embeddings(const at::Tensor& tokens, const at::Tensor& positions) const {
   const at::Tensor x = weight(weights_, "tok_embeddings.weight").index_select(0, tokens.reshape({-1})).reshape({tokens.size(0), tokens.size(1), config_.dim});
   if (!config_.image_positions) return x;
-  std::vector<std::int64_t> cells(positions.size());
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    cells[i] = positions[i] - config_.cls_token_num;
-    if (cells[i] < 0) throw Error("forward: image token at position " + std::to_string(positions[i]) + ", inside the condition prefix");
-  }
-  const at::Tensor table = weight(weights_, "pos_embeddings.weight").index_select(0, at::tensor(cells, at::kLong).to(device_));
-  return x + table.unsqueeze(0);
+  return x + weight(weights_, "pos_embeddings.weight").index_select(0, positions - config_.cls_token_num).unsqueeze(0);
 }
 
 at::Tensor Transformer::caption_features(const std::vector<int>& word_ids) const {
@@ -188,8 +182,8 @@ std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<s
   std::vector<char> attendable, dropped;
   for (std::int64_t b = 0; b < batch; ++b) {
     features.push_back(caption_features(word_ids[b]));
-    const int words = static_cast<int>(word_ids[b].size());
-    for (int i = 0; i < length; ++i) attendable.push_back(i >= length - words);
+    const std::vector<char> slots = caption_slots(static_cast<int>(word_ids[b].size()));
+    attendable.insert(attendable.end(), slots.begin(), slots.end());
     dropped.push_back(b < static_cast<std::int64_t>(null_caption.size()) && null_caption[b]);
   }
   const auto as_bool = [&](const std::vector<char>& flags, std::vector<std::int64_t> shape) {
@@ -215,10 +209,17 @@ ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
 ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
   const bool guided = rows > 1;  // row 1: the CFG null caption, under the same padding
-  const auto [embeddings, mask] = caption_batch(guided ? std::vector<std::vector<int>>{word_ids, word_ids} : std::vector<std::vector<int>>{word_ids},
-                                                guided ? std::vector<bool>{false, true} : std::vector<bool>{false});
-  const at::Tensor row = mask[0].to(at::kCPU, at::kChar).contiguous();
-  return {embeddings, std::vector<char>(row.data_ptr<std::int8_t>(), row.data_ptr<std::int8_t>() + row.numel())};
+  const at::Tensor embeddings =
+      caption_batch(guided ? std::vector<std::vector<int>>{word_ids, word_ids} : std::vector<std::vector<int>>{word_ids},
+                    guided ? std::vector<bool>{false, true} : std::vector<bool>{false})
+          .first;
+  return {embeddings, caption_slots(static_cast<int>(word_ids.size()))};
+}
+
+std::vector<char> Transformer::caption_slots(int words) const {
+  std::vector<char> attendable(config_.cls_token_num, 0);
+  std::fill(attendable.end() - std::min(words, config_.cls_token_num), attendable.end(), 1);
+  return attendable;
 }
 
 std::vector<std::int64_t> Transformer::prefix_positions() const {

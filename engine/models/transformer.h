@@ -75,10 +75,11 @@ class Transformer {
   // The blocks over x [rows, N, dim]; with a cache, keys and values go to slots [begin, begin + N) and
   // attention spans the cache, else it spans x itself. `bias` broadcasts to [rows, heads, N, keys].
   at::Tensor run_blocks(at::Tensor x, const at::Tensor& rope, const at::Tensor& bias, KVCache* cache, int begin) const;
-  // Token embeddings [B, N, dim] of `tokens` [B, N] at RoPE rows `positions` (plus their cells' learned
-  // position embeddings when the model has them).
-  at::Tensor image_embeddings(const at::Tensor& tokens, const std::vector<std::int64_t>& positions) const;
+  // Token embeddings [B, N, dim] of `tokens` [B, N] at RoPE rows `positions` ([N] int64, all past the
+  // prefix), plus their cells' learned position embeddings when the model has them.
+  at::Tensor image_embeddings(const at::Tensor& tokens, const at::Tensor& positions) const;
   at::Tensor caption_features(const std::vector<int>& word_ids) const;  // [L, caption_dim], left-padded
+  std::vector<char> caption_slots(int words) const;                    // [L]: which slots hold a word
   at::Tensor project_caption(const at::Tensor& features) const;         // [B, L, caption_dim] -> [B, L, dim]
   at::Tensor logits_of(const at::Tensor& hidden) const;
 

@@ -93,10 +93,6 @@ double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm
   return norm;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Fresh weights as LlamaGen initialises them (N(0, 0.02), output head zero), except that the position
 // tables and the text encoder's residual branches start at zero: a new encoder is then the identity,
 // so growing a trained model by one changes nothing until training moves it.
@@ -104,8 +100,8 @@ TensorMap initial_weights(const std::vector<TensorSpec>& specs, std::uint64_t se
   TensorMap weights = random_weights(specs, seed);
   for (auto& [name, t] : weights) {
     if (t.dim() == 2) t.normal_(0, 0.02);
-    const bool text_branch_out = name.rfind("text_encoder.layers.", 0) == 0 &&
-                                 (ends_with(name, "attention.wo.weight") || ends_with(name, "feed_forward.w2.weight"));
+    const bool text_branch_out = name.starts_with("text_encoder.layers.") &&
+                                 (name.ends_with("attention.wo.weight") || name.ends_with("feed_forward.w2.weight"));
     if (text_branch_out || name == "pos_embeddings.weight" || name == "text_encoder.position_embeddings.weight" ||
         name == "output.weight")
       t.zero_();
