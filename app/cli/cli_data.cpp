@@ -1,5 +1,8 @@
 // speculum-cli data shapes: write a seeded shapes dataset (PNG files + captions.jsonl).
-// speculum-cli check: score an image against a shapes prompt, or the checker against ground truth.
+// speculum-cli check: score an image against a shapes prompt, or the checker against ground truth
+// (optionally passed through a bundle's tokenizer: the ceiling any target of that bundle can reach).
+#include <c10/core/InferenceMode.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,8 +13,13 @@
 
 #include "cli/cli_options.h"
 #include "io/atomic_file.h"
+#include "data/image_batches.h"
 #include "data/shapes_render.h"
 #include "eval/prompt_checker.h"
+#include "io/bundle.h"
+#include "io/safetensors.h"
+#include "models/tensor_io.h"
+#include "models/vq_model.h"
 
 namespace speculum::cli {
 namespace {
@@ -23,14 +31,24 @@ void print_report(const eval::CheckReport& report) {
   std::cout << (report.passed() ? "PASS" : "FAIL") << "\n";
 }
 
-// Scores the checker on `count` rendered ground-truth scenes; prints accuracy per claim kind and family.
-void check_ground_truth(int count, std::uint64_t first_seed) {
+// The image as the tokenizer gives it back: encoded to codes and decoded again.
+cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb) {
+  c10::InferenceMode inference;
+  const at::Tensor codes = tokenizer.encode(data::image_to_tensor(rgb).unsqueeze(0));
+  return data::tensor_to_image(tokenizer.decode(codes)[0]);
+}
+
+// Scores the checker on `count` rendered ground-truth scenes, each reconstructed by `tokenizer` when one is
+// given; prints accuracy per claim kind and family.
+void check_ground_truth(int count, std::uint64_t first_seed, const VqModel* tokenizer) {
   std::map<std::string, std::pair<int, int>> by_kind, by_family;  // passed, total
   std::vector<std::string> misses;
   for (int i = 0; i < count; ++i) {
     const data::Scene scene = data::sample_scene(first_seed + i);
     const std::string caption = scene.caption();
-    const eval::CheckReport report = eval::check_image(data::render_scene(scene), eval::parse_shapes_prompt(caption));
+    const cv::Mat rendered = data::render_scene(scene);
+    const eval::CheckReport report =
+        eval::check_image(tokenizer ? reconstruct(*tokenizer, rendered) : rendered, eval::parse_shapes_prompt(caption));
     for (const auto& c : report.claims) {
       auto& k = by_kind[eval::claim_kind_name(c.kind)];
       k.first += c.passed;
@@ -45,7 +63,7 @@ void check_ground_truth(int count, std::uint64_t first_seed) {
     all.first += report.passed();
     ++all.second;
   }
-  std::cout << "checker on " << count << " ground-truth images (seeds " << first_seed << ".." << first_seed + count - 1 << ")\n";
+  std::cout << "checker on " << count << (tokenizer ? " tokenizer reconstructions of" : "") << " ground-truth images (seeds " << first_seed << ".." << first_seed + count - 1 << ")\n";
   for (const auto* table : {&by_family, &by_kind})
     for (const auto& [name, pt] : *table)
       std::cout << "  " << std::left << std::setw(12) << name << std::right << std::setw(6) << pt.first << " / "
@@ -95,6 +113,7 @@ void add_data_commands(CLI::App& app) {
     std::string image;
     int ground_truth = 0;
     std::uint64_t seed = 1000000;
+    std::string through_tokenizer;
   };
   auto check = std::make_shared<CheckArgs>();
   CLI::App* c = app.add_subcommand("check", "Score an image against a shapes prompt (exit 0 pass, 3 fail)");
@@ -103,10 +122,21 @@ void add_data_commands(CLI::App& app) {
   c->add_option("--ground-truth", check->ground_truth, "Instead: score the checker on N rendered scenes")
       ->check(CLI::Range(1, 10000000));
   c->add_option("--seed", check->seed, "First scene seed for --ground-truth")->capture_default_str();
+  c->add_option("--through-tokenizer", check->through_tokenizer,
+                "With --ground-truth: score each scene after encoding and decoding it with this bundle's tokenizer");
   c->final_callback([check] {
     int result = 0;
     const int rc = run_reporting_errors([&] {
-      if (check->ground_truth > 0) return check_ground_truth(check->ground_truth, check->seed);
+      if (check->ground_truth > 0) {
+        std::unique_ptr<VqModel> tokenizer;
+        if (!check->through_tokenizer.empty()) {
+          const BundleManifest m = read_manifest(check->through_tokenizer);
+          tokenizer = std::make_unique<VqModel>(
+              m.tokenizer, load_tensors(SafetensorsFile::open(m.tokenizer_path()), vq_tensor_specs(m.tokenizer), at::kCPU), at::kCPU);
+        }
+        return check_ground_truth(check->ground_truth, check->seed, tokenizer.get());
+      }
+      if (!check->through_tokenizer.empty()) throw Error("--through-tokenizer goes with --ground-truth N");
       if (check->prompt.empty() || check->image.empty()) throw Error("check needs --prompt and an image (or --ground-truth N)");
       const eval::CheckReport report = eval::check_image(eval::read_rgb_image(check->image), eval::parse_shapes_prompt(check->prompt));
       print_report(report);
