@@ -98,6 +98,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.bundle_dir = m.dir;
   info.device = impl->device.str();
   info.text_conditioned = g.condition == ConditionKind::Text;
+  info.sampling = m.sampling;
   info.classes = m.classes;
   info.text_vocab = m.text_vocab;
   info.max_prompt_words = info.text_conditioned ? g.cls_token_num : 0;

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "io/json_fields.h"
+#include "io/sampling_fields.h"
 #include "speculum.h"
 
 namespace speculum {
@@ -23,15 +24,12 @@ std::string GenerateParams::to_string() const {
 }
 
 std::string GenerateParams::to_json() const {
-  const nlohmann::json j = {{"prompt", prompt},
-                            {"class_id", class_id},
-                            {"seed", seed},
-                            {"method", method},
-                            {"method_options", method_options},
-                            {"cfg", sampling.cfg_scale},
-                            {"temperature", sampling.temperature},
-                            {"top_k", sampling.top_k},
-                            {"top_p", sampling.top_p}};
+  nlohmann::json j = {{"prompt", prompt},
+                      {"class_id", class_id},
+                      {"seed", seed},
+                      {"method", method},
+                      {"method_options", method_options}};
+  write_sampling_fields(sampling, j);
   return j.dump();
 }
 
@@ -52,10 +50,7 @@ GenerateParams GenerateParams::from_json(const std::string& json) {
       p.method_options[name] = value.get<double>();
     }
   }
-  p.sampling.cfg_scale = static_cast<float>(f.number("cfg", p.sampling.cfg_scale));
-  p.sampling.temperature = static_cast<float>(f.number("temperature", p.sampling.temperature));
-  p.sampling.top_k = f.integer("top_k", p.sampling.top_k);
-  p.sampling.top_p = static_cast<float>(f.number("top_p", p.sampling.top_p));
+  p.sampling = read_sampling_fields(f, p.sampling);
   return p;
 }
 

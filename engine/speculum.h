@@ -97,6 +97,7 @@ struct ModelInfo {
   std::int64_t target_parameters = 0;
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
+  SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
 };
 
 class Engine {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates every number and figure of docs/model-card.md from the shipped bundle and the training
-# logs: loss curves, checker accuracy of `ar` on held-out prompts (+ sample sheet), next-token entropy on
-# flat vs. textured cells, and the bundle's size and load time. Prints the tables; writes the PNGs into
+# logs: loss curves, the tokenizer's ceiling (the checker on VQ round trips of the evaluation scenes),
+# checker accuracy of `ar` on held-out prompts at the bundle's recommended sampling (+ sample sheet; extra
+# arguments go to eval, e.g. --cfg 4), next-token entropy on flat vs. textured cells, and the bundle's size
+# and load time. Prints the tables; writes the PNGs into
 # docs/model-card/. Needs runs/held-out.safetensors (scripts/train-default.sh makes it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +21,6 @@ $CLI plot --csv resources/training/target/log.csv --columns loss,held_out_loss \
 $CLI plot --csv resources/training/target-ctx/log.csv --columns loss,held_out_loss \
   --title "Target, stage 3 (caption encoder, cell positions)" --y-label "nats / token" --out "$OUT/target-grown-loss.png"
 $CLI inspect resources/models/default
+$CLI check --ground-truth 1000 --seed 700000000 --through-tokenizer resources/models/default | sed -n 1,11p
 $CLI eval --prompts "$PROMPTS" --sheet "$OUT/samples.png" "$@"
 $CLI entropy --held-out runs/held-out.safetensors --count 256

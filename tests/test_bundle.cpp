@@ -168,6 +168,25 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "image_positions");
   }
 
+  void recommended_sampling_reaches_the_model_info() {
+    const std::string dir = fresh_bundle();
+    QCOMPARE(Engine::load(params_for(dir))->info().sampling.cfg_scale, SamplingParams{}.cfg_scale);  // written as the defaults
+    edit_manifest(dir, [](auto& j) { j.erase("sampling"); });
+    QCOMPARE(Engine::load(params_for(dir))->info().sampling.to_string(), SamplingParams{}.to_string());  // absent: the defaults
+    edit_manifest(dir, [](auto& j) { j["sampling"] = {{"cfg", 1.5}, {"top_k", 50}}; });
+    const SamplingParams s = Engine::load(params_for(dir))->info().sampling;
+    QCOMPARE(s.to_string(), std::string("cfg=1.5 temperature=1 top_k=50 top_p=1"));  // absent fields keep the defaults
+    BundleManifest m = read_manifest(dir);
+    m.sampling.temperature = 0.75f;
+    write_manifest(m, dir);
+    QCOMPARE(read_manifest(dir).sampling.to_string(), std::string("cfg=1.5 temperature=0.75 top_k=50 top_p=1"));
+
+    edit_manifest(dir, [](auto& j) { j["sampling"]["top_p"] = 0; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json: sampling: top-p must be in (0, 1], got 0");
+    edit_manifest(dir, [](auto& j) { j["sampling"] = {{"cfg", "strong"}}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "field 'cfg' must be a number");
+  }
+
   void hostile_manifests() {
     const std::string dir = fresh_bundle();
     write_bytes(dir + "/speculum.json", "{\"name\": \"\xc3\x28\"}");

@@ -85,7 +85,7 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
   seed_row->addWidget(dice);
   form->addRow("Seed", seed_row);
 
-  const SamplingParams defaults;
+  const SamplingParams& defaults = info.sampling;  // the bundle's recommendation
   cfg_ = new QDoubleSpinBox(this);
   cfg_->setRange(0, 100);
   cfg_->setSingleStep(0.5);

@@ -52,7 +52,6 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--csv", s->csv, "Also write the table as CSV");
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
-      GenerateParams base = s->request.resolved();
       std::vector<std::string> methods = s->methods;
       if (methods.empty())
         for (const auto& m : available_methods()) methods.push_back(m.name);
@@ -62,6 +61,7 @@ void add_bench_command(CLI::App& app) {
       const EngineParams engine_params = s->engine.resolved();
       const auto engine = Engine::load(engine_params);
       const ModelInfo& info = engine->info();
+      GenerateParams base = s->request.resolved(info);
       if (info.text_conditioned && base.prompt.empty()) base.prompt = default_prompt(info);
 
       // Method options are given as METHOD.NAME=VALUE.

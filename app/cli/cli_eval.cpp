@@ -65,8 +65,8 @@ void add_eval_command(CLI::App& app) {
   c->add_option("--sheet", a->sheet, "Write a sample sheet PNG of the first images with their verdicts");
   c->final_callback([a] {
     const int rc = run_reporting_errors([&] {
-      const GenerateParams base = a->request.resolved();
       const auto engine = Engine::load(a->engine.resolved());
+      const GenerateParams base = a->request.resolved(engine->info());
       std::map<std::string, Tally> by_family, by_claim;
       Tally all;
       RunMetrics totals;

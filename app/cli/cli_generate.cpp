@@ -23,8 +23,8 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--trace", state->trace, "Write the event trace as JSON lines");
   c->final_callback([state] {
     const int rc = run_reporting_errors([&] {
-      const GenerateParams params = state->request.resolved();
       const auto engine = Engine::load(state->engine.resolved());
+      const GenerateParams params = state->request.resolved(engine->info());
       std::unique_ptr<TraceWriter> trace;
       if (!state->trace.empty()) trace = std::make_unique<TraceWriter>(state->trace);
       Callbacks callbacks;

@@ -23,10 +23,10 @@ EngineParams EngineFlags::resolved() const {
 void RequestFlags::add_to(CLI::App& c, bool with_method) {
   c.add_option("--prompt", params.prompt, "Caption (text bundles) or class name (class bundles)");
   c.add_option("--class", params.class_id, "Class id (class bundles)")->check(CLI::NonNegativeNumber);
-  c.add_option("--cfg", params.sampling.cfg_scale, "Classifier-free guidance scale (1 = off)")->capture_default_str();
-  c.add_option("--temperature", params.sampling.temperature, "Sampling temperature")->capture_default_str();
-  c.add_option("--top-k", params.sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
-  c.add_option("--top-p", params.sampling.top_p, "Nucleus sampling mass (1 = off)")->capture_default_str();
+  cfg_ = c.add_option("--cfg", params.sampling.cfg_scale, "Classifier-free guidance scale (1 = off; default: the bundle's)");
+  temperature_ = c.add_option("--temperature", params.sampling.temperature, "Sampling temperature (default: the bundle's)");
+  top_k_ = c.add_option("--top-k", params.sampling.top_k, "Keep the k most likely tokens (0 = off; default: the bundle's)");
+  top_p_ = c.add_option("--top-p", params.sampling.top_p, "Nucleus sampling mass (1 = off; default: the bundle's)");
   if (with_method) {
     c.add_option("--seed", params.seed, "Random seed")->capture_default_str();
     c.add_option("--method", params.method, "Decoding method (see `speculum-cli methods`)")->capture_default_str();
@@ -34,8 +34,13 @@ void RequestFlags::add_to(CLI::App& c, bool with_method) {
   c.add_option("--opt", method_options, "Method parameter NAME=VALUE (repeatable)");
 }
 
-GenerateParams RequestFlags::resolved() const {
+GenerateParams RequestFlags::resolved(const ModelInfo& model) const {
   GenerateParams p = params;
+  const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
+  if (!given(cfg_)) p.sampling.cfg_scale = model.sampling.cfg_scale;
+  if (!given(temperature_)) p.sampling.temperature = model.sampling.temperature;
+  if (!given(top_k_)) p.sampling.top_k = model.sampling.top_k;
+  if (!given(top_p_)) p.sampling.top_p = model.sampling.top_p;
   for (const auto& option : method_options) {
     const auto eq = option.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--opt expects NAME=VALUE, got '" + option + "'");

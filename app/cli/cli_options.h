@@ -20,7 +20,15 @@ struct RequestFlags {
   GenerateParams params;
   std::vector<std::string> method_options;  // "name=value"
   void add_to(CLI::App& command, bool with_method);
-  GenerateParams resolved() const;  // parses method options; throws speculum::Error
+  // The sampling flags the user left out take the model's recommended values; parses method options;
+  // throws speculum::Error.
+  GenerateParams resolved(const ModelInfo& model) const;
+
+ private:
+  CLI::Option* cfg_ = nullptr;
+  CLI::Option* temperature_ = nullptr;
+  CLI::Option* top_k_ = nullptr;
+  CLI::Option* top_p_ = nullptr;
 };
 
 // Runs a subcommand body, turning speculum::Error into "error: ..." and exit code 1.

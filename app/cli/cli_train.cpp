@@ -252,6 +252,7 @@ void add_train_commands(CLI::App& app) {
   struct BundleArgs {
     std::string vq, target, out;
     bool fp16 = true;
+    SamplingParams sampling;
   };
   auto b = std::make_shared<BundleArgs>();
   CLI::App* bundle = train->add_subcommand("bundle", "Assemble a bundle from a VQ run and a target run's latest checkpoint");
@@ -259,9 +260,16 @@ void add_train_commands(CLI::App& app) {
   bundle->add_option("--target", b->target, "Target run folder")->required();
   bundle->add_option("--out", b->out, "Bundle folder")->required();
   bundle->add_flag("--fp16,!--fp32", b->fp16, "Store weights as F16 (default) or F32");
+  // What the model is best sampled with (measured with `speculum-cli eval --cfg ...`); the CLI and the studio start there.
+  bundle->add_option("--cfg", b->sampling.cfg_scale, "Recommended guidance scale")->capture_default_str();
+  bundle->add_option("--temperature", b->sampling.temperature, "Recommended temperature")->capture_default_str();
+  bundle->add_option("--top-k", b->sampling.top_k, "Recommended top-k (0 = off)")->capture_default_str();
+  bundle->add_option("--top-p", b->sampling.top_p, "Recommended top-p (1 = off)")->capture_default_str();
   bundle->final_callback([b] {
     const int rc = run_reporting_errors([&] {
+      b->sampling.validate();
       BundleManifest m = read_manifest(b->target);
+      m.sampling = b->sampling;
       // The EMA weights when the run has them (they sample better than the raw ones).
       std::string weights = checkpoint_dir(b->target) + "/ema.safetensors";
       if (!std::filesystem::exists(weights)) weights = checkpoint_dir(b->target) + "/weights.safetensors";

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "io/atomic_file.h"
 #include "io/json_fields.h"
+#include "io/sampling_fields.h"
 #include "io/safetensors.h"
 
 namespace speculum {
@@ -101,6 +102,14 @@ BundleManifest read_manifest(const std::string& dir) {
     throw Error(path + ": field 'condition.kind' is '" + kind + "' (allowed: class, text)");
   }
   if (root.has("drafters")) m.drafters_json = doc["drafters"].dump();
+  if (root.has("sampling")) {
+    m.sampling = read_sampling_fields(root.object("sampling"), m.sampling);
+    try {
+      m.sampling.validate();
+    } catch (const Error& e) {
+      throw Error(path + ": sampling: " + e.what());
+    }
+  }
 
   try {
     validate_config(g);
@@ -131,6 +140,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
         {"image_positions", g.image_positions}, {"weights", m.target_weights}}},
       {"drafters", nlohmann::json::parse(m.drafters_json)},
   };
+  write_sampling_fields(m.sampling, doc["sampling"]);
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};
   } else {

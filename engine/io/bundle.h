@@ -7,6 +7,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/model_config.h"
+#include "sampling/sampling_params.h"
 
 namespace speculum {
 
@@ -24,6 +25,7 @@ struct BundleManifest {
   std::vector<std::string> classes;     // class conditioning: one name per class id
   std::vector<std::string> text_vocab;  // text conditioning: word of each text token id
   std::string drafters_json = "{}";     // kept verbatim for the drafter issues
+  SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
 
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
