@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_options.h"
@@ -17,8 +18,6 @@
 #include "data/shapes_render.h"
 #include "eval/prompt_checker.h"
 #include "io/bundle.h"
-#include "io/safetensors.h"
-#include "models/tensor_io.h"
 #include "models/vq_model.h"
 
 namespace speculum::cli {
@@ -128,13 +127,12 @@ void add_data_commands(CLI::App& app) {
     int result = 0;
     const int rc = run_reporting_errors([&] {
       if (check->ground_truth > 0) {
-        std::unique_ptr<VqModel> tokenizer;
+        std::optional<VqModel> tokenizer;
         if (!check->through_tokenizer.empty()) {
           const BundleManifest m = read_manifest(check->through_tokenizer);
-          tokenizer = std::make_unique<VqModel>(
-              m.tokenizer, load_tensors(SafetensorsFile::open(m.tokenizer_path()), vq_tensor_specs(m.tokenizer), at::kCPU), at::kCPU);
+          tokenizer = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
         }
-        return check_ground_truth(check->ground_truth, check->seed, tokenizer.get());
+        return check_ground_truth(check->ground_truth, check->seed, tokenizer ? &*tokenizer : nullptr);
       }
       if (!check->through_tokenizer.empty()) throw Error("--through-tokenizer goes with --ground-truth N");
       if (check->prompt.empty() || check->image.empty()) throw Error("check needs --prompt and an image (or --ground-truth N)");

@@ -20,13 +20,17 @@ EngineParams EngineFlags::resolved() const {
   return p;
 }
 
+std::array<CLI::Option*, 4> add_sampling_options(CLI::App& c, SamplingParams& s, const std::string& default_note) {
+  return {c.add_option("--cfg", s.cfg_scale, "Classifier-free guidance scale (1 = off; " + default_note + ")"),
+          c.add_option("--temperature", s.temperature, "Sampling temperature (0 = greedy; " + default_note + ")"),
+          c.add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off; " + default_note + ")"),
+          c.add_option("--top-p", s.top_p, "Nucleus sampling mass (1 = off; " + default_note + ")")};
+}
+
 void RequestFlags::add_to(CLI::App& c, bool with_method) {
   c.add_option("--prompt", params.prompt, "Caption (text bundles) or class name (class bundles)");
   c.add_option("--class", params.class_id, "Class id (class bundles)")->check(CLI::NonNegativeNumber);
-  cfg_ = c.add_option("--cfg", params.sampling.cfg_scale, "Classifier-free guidance scale (1 = off; default: the bundle's)");
-  temperature_ = c.add_option("--temperature", params.sampling.temperature, "Sampling temperature (default: the bundle's)");
-  top_k_ = c.add_option("--top-k", params.sampling.top_k, "Keep the k most likely tokens (0 = off; default: the bundle's)");
-  top_p_ = c.add_option("--top-p", params.sampling.top_p, "Nucleus sampling mass (1 = off; default: the bundle's)");
+  sampling_options_ = add_sampling_options(c, params.sampling, "default: the bundle's");
   if (with_method) {
     c.add_option("--seed", params.seed, "Random seed")->capture_default_str();
     c.add_option("--method", params.method, "Decoding method (see `speculum-cli methods`)")->capture_default_str();
@@ -36,11 +40,11 @@ void RequestFlags::add_to(CLI::App& c, bool with_method) {
 
 GenerateParams RequestFlags::resolved(const ModelInfo& model) const {
   GenerateParams p = params;
-  const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
-  if (!given(cfg_)) p.sampling.cfg_scale = model.sampling.cfg_scale;
-  if (!given(temperature_)) p.sampling.temperature = model.sampling.temperature;
-  if (!given(top_k_)) p.sampling.top_k = model.sampling.top_k;
-  if (!given(top_p_)) p.sampling.top_p = model.sampling.top_p;
+  const auto given = [&](int i) { return sampling_options_[i] && sampling_options_[i]->count() > 0; };
+  if (!given(0)) p.sampling.cfg_scale = model.sampling.cfg_scale;
+  if (!given(1)) p.sampling.temperature = model.sampling.temperature;
+  if (!given(2)) p.sampling.top_k = model.sampling.top_k;
+  if (!given(3)) p.sampling.top_p = model.sampling.top_p;
   for (const auto& option : method_options) {
     const auto eq = option.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--opt expects NAME=VALUE, got '" + option + "'");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct EngineFlags {
   EngineParams resolved() const;
 };
 
+// --cfg, --temperature, --top-k, --top-p bound to `sampling` (in that order); `default_note` ends each help.
+std::array<CLI::Option*, 4> add_sampling_options(CLI::App& command, SamplingParams& sampling, const std::string& default_note);
+
 struct RequestFlags {
   GenerateParams params;
   std::vector<std::string> method_options;  // "name=value"
@@ -25,10 +29,7 @@ struct RequestFlags {
   GenerateParams resolved(const ModelInfo& model) const;
 
  private:
-  CLI::Option* cfg_ = nullptr;
-  CLI::Option* temperature_ = nullptr;
-  CLI::Option* top_k_ = nullptr;
-  CLI::Option* top_p_ = nullptr;
+  std::array<CLI::Option*, 4> sampling_options_{};
 };
 
 // Runs a subcommand body, turning speculum::Error into "error: ..." and exit code 1.

@@ -157,7 +157,7 @@ void add_train_commands(CLI::App& app) {
   tok->final_callback([t] {
     const int rc = run_reporting_errors([&] {
       const VqConfig config = read_vq_run(t->vq);
-      const VqModel vq(config, load_tensors(SafetensorsFile::open(t->vq + "/vq.safetensors"), vq_tensor_specs(config), at::kCPU), at::kCPU);
+      const VqModel vq = VqModel::load(config, t->vq + "/vq.safetensors", at::kCPU);
       // Word ids: the shapes grammar first, then every new word of the emoji names, in order of appearance.
       std::vector<std::string> words = data::caption_vocabulary();
       data::FolderDataset emoji;
@@ -261,10 +261,7 @@ void add_train_commands(CLI::App& app) {
   bundle->add_option("--out", b->out, "Bundle folder")->required();
   bundle->add_flag("--fp16,!--fp32", b->fp16, "Store weights as F16 (default) or F32");
   // What the model is best sampled with (measured with `speculum-cli eval --cfg ...`); the CLI and the studio start there.
-  bundle->add_option("--cfg", b->sampling.cfg_scale, "Recommended guidance scale")->capture_default_str();
-  bundle->add_option("--temperature", b->sampling.temperature, "Recommended temperature")->capture_default_str();
-  bundle->add_option("--top-k", b->sampling.top_k, "Recommended top-k (0 = off)")->capture_default_str();
-  bundle->add_option("--top-p", b->sampling.top_p, "Recommended top-p (1 = off)")->capture_default_str();
+  add_sampling_options(*bundle, b->sampling, "the bundle's recommendation; default: the engine's");
   bundle->final_callback([b] {
     const int rc = run_reporting_errors([&] {
       b->sampling.validate();

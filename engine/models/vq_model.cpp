@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "error.h"
+#include "io/safetensors.h"
 
 namespace speculum {
 namespace {
@@ -16,6 +17,11 @@ VqModel::VqModel(VqConfig config, TensorMap weights, at::Device device)
   const at::Tensor book = normalized_codebook();
   const at::Tensor mean = book.mean(0, true);
   neutral_code_ = static_cast<int>((book - mean).pow(2).sum(1).argmin().item<std::int64_t>());
+}
+
+VqModel VqModel::load(VqConfig config, const std::string& weights_file, at::Device device) {
+  TensorMap weights = load_tensors(SafetensorsFile::open(weights_file), vq_tensor_specs(config), device);
+  return VqModel(std::move(config), std::move(weights), device);
 }
 
 at::Tensor VqModel::w(const std::string& name) const { return find_tensor(weights_, name, "tokenizer"); }

@@ -12,6 +12,8 @@ namespace speculum {
 class VqModel {
  public:
   VqModel(VqConfig config, TensorMap weights, at::Device device);
+  // Reads every tensor the config implies from a safetensors file (errors name the file and tensor).
+  static VqModel load(VqConfig config, const std::string& weights_file, at::Device device);
 
   const VqConfig& config() const { return config_; }
   const TensorMap& weights() const { return weights_; }
