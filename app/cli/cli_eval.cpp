@@ -1,18 +1,21 @@
 // speculum-cli eval: prompt faithfulness of a bundle + method. Generates held-out shapes prompts (scene
 // seeds the training data never uses), scores each image with the checker, and prints accuracy per
-// prompt family and per claim kind; optionally a CSV and a sample sheet.
+// prompt family and per claim kind; optionally a CSV with one row per prompt (for paired comparisons of
+// methods on the same prompts and seeds, and for breakdowns the table does not show) and a sample sheet.
 #include <QFont>
 #include <QImage>
 #include <QPainter>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/cli_options.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 #include "data/shapes_scene.h"
 #include "eval/prompt_checker.h"
+#include "io/atomic_file.h"
 
 namespace speculum::cli {
 namespace {
@@ -24,6 +27,28 @@ struct Tally {
   void add(bool ok) { passed += ok, ++total; }
   double rate() const { return total ? double(passed) / total : 0; }
 };
+
+constexpr const char* kCsvHeader = "prompt,scene_seed,seed,family,background,caption,passed,failed_claims,nfe,ms\n";
+
+std::string quoted(const std::string& field) {
+  std::string out = "\"";
+  for (const char ch : field) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+// One CSV row: the failed claims with what the checker found instead, "; "-separated.
+std::string csv_row(int index, std::uint64_t scene_seed, const GenerateParams& p, const data::Scene& scene,
+                    const eval::CheckReport& report, const RunMetrics& metrics) {
+  std::string failed;
+  for (const auto& claim : report.claims)
+    if (!claim.passed) failed += (failed.empty() ? "" : "; ") + claim.claim + (claim.found.empty() ? "" : " (" + claim.found + ")");
+  const std::string mode = data::mode_word(scene.mode);
+  std::ostringstream row;
+  row << index << "," << scene_seed << "," << p.seed << "," << data::family_name(scene.family) << ","
+      << (mode.empty() ? "flat" : mode) << "," << quoted(p.prompt) << "," << (report.passed() ? 1 : 0) << ","
+      << quoted(failed) << "," << metrics.nfe << "," << std::fixed << std::setprecision(1) << metrics.wall_ms << "\n";
+  return row.str();
+}
 
 QImage sample_sheet(const std::vector<std::pair<Image, std::string>>& samples, const std::vector<bool>& passed) {
   const int cols = 6, cell = 192, caption = 44;
@@ -54,6 +79,7 @@ void add_eval_command(CLI::App& app) {
     RequestFlags request;
     int prompts = 200;
     std::string sheet;
+    std::string csv;
     int sheet_count = 36;
   };
   auto a = std::make_shared<Args>();
@@ -62,6 +88,7 @@ void add_eval_command(CLI::App& app) {
   a->request.add_to(*c, /*with_method=*/true);
   c->add_option("--prompts", a->prompts, "Held-out prompts (image i: scene seed 7e8 + i, generation seed --seed + i)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--csv", a->csv, "Also write one row per prompt (seeds, family, background, caption, passed, failed claims, NFE, ms)");
   c->add_option("--sheet", a->sheet, "Write a sample sheet PNG of the first images with their verdicts");
   c->final_callback([a] {
     const int rc = run_reporting_errors([&] {
@@ -72,8 +99,10 @@ void add_eval_command(CLI::App& app) {
       RunMetrics totals;
       std::vector<std::pair<Image, std::string>> samples;
       std::vector<bool> verdicts;
+      std::string rows = kCsvHeader;
       for (int i = 0; i < a->prompts; ++i) {
-        const data::Scene scene = data::sample_scene(kHeldOutScenes + i);
+        const std::uint64_t scene_seed = kHeldOutScenes + i;
+        const data::Scene scene = data::sample_scene(scene_seed);
         GenerateParams p = base;
         p.prompt = scene.caption();
         p.seed = base.seed + i;
@@ -86,6 +115,7 @@ void add_eval_command(CLI::App& app) {
         all.add(report.passed());
         by_family[data::family_name(scene.family)].add(report.passed());
         for (const auto& claim : report.claims) by_claim[eval::claim_kind_name(claim.kind)].add(claim.passed);
+        rows += csv_row(i, scene_seed, p, scene, report, r.metrics);
         if (static_cast<int>(samples.size()) < a->sheet_count) {
           samples.emplace_back(r.image, p.prompt);
           verdicts.push_back(report.passed());
@@ -103,6 +133,10 @@ void add_eval_command(CLI::App& app) {
       for (const auto& [name, t] : by_family) print(name, t);
       std::cout << " claims:\n";
       for (const auto& [name, t] : by_claim) print(name, t);
+      if (!a->csv.empty()) {
+        write_text_atomically(a->csv, rows);
+        std::cout << "wrote " << a->csv << " (" << a->prompts << " rows)\n";
+      }
       if (!a->sheet.empty()) {
         const app::OffscreenGui gui;
         app::write_png(a->sheet, sample_sheet(samples, verdicts), {});
