@@ -8,9 +8,9 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include "cli/cli_options.h"
+#include "cli/eval_records.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 #include "data/shapes_scene.h"
@@ -28,26 +28,12 @@ struct Tally {
   double rate() const { return total ? double(passed) / total : 0; }
 };
 
-constexpr const char* kCsvHeader = "prompt,scene_seed,seed,family,background,caption,passed,failed_claims,nfe,ms\n";
-
-std::string quoted(const std::string& field) {
-  std::string out = "\"";
-  for (const char ch : field) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
-
-// One CSV row: the failed claims with what the checker found instead, "; "-separated.
-std::string csv_row(int index, std::uint64_t scene_seed, const GenerateParams& p, const data::Scene& scene,
-                    const eval::CheckReport& report, const RunMetrics& metrics) {
+// The failed claims with what the checker found instead, "; "-separated.
+std::string failed_claims(const eval::CheckReport& report) {
   std::string failed;
   for (const auto& claim : report.claims)
     if (!claim.passed) failed += (failed.empty() ? "" : "; ") + claim.claim + (claim.found.empty() ? "" : " (" + claim.found + ")");
-  const std::string mode = data::mode_word(scene.mode);
-  std::ostringstream row;
-  row << index << "," << scene_seed << "," << p.seed << "," << data::family_name(scene.family) << ","
-      << (mode.empty() ? "flat" : mode) << "," << quoted(p.prompt) << "," << (report.passed() ? 1 : 0) << ","
-      << quoted(failed) << "," << metrics.nfe << "," << std::fixed << std::setprecision(1) << metrics.wall_ms << "\n";
-  return row.str();
+  return failed;
 }
 
 QImage sample_sheet(const std::vector<std::pair<Image, std::string>>& samples, const std::vector<bool>& passed) {
@@ -99,7 +85,7 @@ void add_eval_command(CLI::App& app) {
       RunMetrics totals;
       std::vector<std::pair<Image, std::string>> samples;
       std::vector<bool> verdicts;
-      std::string rows = kCsvHeader;
+      std::string rows = kEvalCsvHeader;
       for (int i = 0; i < a->prompts; ++i) {
         const std::uint64_t scene_seed = kHeldOutScenes + i;
         const data::Scene scene = data::sample_scene(scene_seed);
@@ -115,7 +101,9 @@ void add_eval_command(CLI::App& app) {
         all.add(report.passed());
         by_family[data::family_name(scene.family)].add(report.passed());
         for (const auto& claim : report.claims) by_claim[eval::claim_kind_name(claim.kind)].add(claim.passed);
-        rows += csv_row(i, scene_seed, p, scene, report, r.metrics);
+        const std::string mode = data::mode_word(scene.mode);
+        rows += eval_csv_row({i, scene_seed, p.seed, data::family_name(scene.family), mode.empty() ? "flat" : mode, p.prompt,
+                              report.passed(), failed_claims(report), r.metrics.nfe, r.metrics.wall_ms});
         if (static_cast<int>(samples.size()) < a->sheet_count) {
           samples.emplace_back(r.image, p.prompt);
           verdicts.push_back(report.passed());

@@ -43,6 +43,7 @@ void add_data_commands(CLI::App& app);  // data shapes, check
 void add_train_commands(CLI::App& app);  // train vq, train target
 void add_emoji_command(CLI::App& data_command);  // data emoji
 void add_eval_command(CLI::App& app);
+void add_compare_command(CLI::App& app);  // pairs two eval --csv runs
 void add_entropy_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 

@@ -1,4 +1,4 @@
-// speculum-cli: generate, inspect, init-random, bench, methods.
+// speculum-cli: one subcommand per task (generate, bench, eval, compare, train, data, check, ...).
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   speculum::cli::add_data_commands(app);
   speculum::cli::add_train_commands(app);
   speculum::cli::add_eval_command(app);
+  speculum::cli::add_compare_command(app);
   speculum::cli::add_entropy_command(app);
   speculum::cli::add_plot_command(app);
   app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
