@@ -92,7 +92,7 @@ void add_compare_command(CLI::App& app) {
       const double d = double(all.reference_only + all.candidate_only) / all.n;
       std::cout << "  discordant share d = " << std::setprecision(3) << d << "; 95 % half-width "
                 << std::setprecision(1) << 196 * all.standard_error() << " points\n";
-      within = 100 * all.difference() >= -a->tolerance;
+      within = 100.0 * (all.candidate - all.reference) >= -a->tolerance * all.n;  // exact at the boundary
       std::cout << "verdict: " << (within ? "within" : "OUTSIDE") << " tolerance (candidate "
                 << points(all.difference()) << " points against the reference; allowed: -" << std::defaultfloat
                 << std::setprecision(6) << a->tolerance << ")\n";
