@@ -74,7 +74,9 @@ void add_eval_command(CLI::App& app) {
   a->request.add_to(*c, /*with_method=*/true);
   c->add_option("--prompts", a->prompts, "Held-out prompts (image i: scene seed 7e8 + i, generation seed --seed + i)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
-  c->add_option("--csv", a->csv, "Also write one row per prompt (seeds, family, background, caption, passed, failed claims, NFE, ms)");
+  c->add_option("--csv", a->csv,
+                "Also write one row per prompt (seeds, family, background, caption, passed, failed claims, NFE, ms); "
+                "rewritten every 20 prompts");
   c->add_option("--sheet", a->sheet, "Write a sample sheet PNG of the first images with their verdicts");
   c->final_callback([a] {
     const int rc = run_reporting_errors([&] {
@@ -108,7 +110,10 @@ void add_eval_command(CLI::App& app) {
           samples.emplace_back(r.image, p.prompt);
           verdicts.push_back(report.passed());
         }
-        if ((i + 1) % 20 == 0) std::cerr << "eval: " << i + 1 << "/" << a->prompts << " images, " << all.passed << " correct\n";
+        if ((i + 1) % 20 == 0) {
+          std::cerr << "eval: " << i + 1 << "/" << a->prompts << " images, " << all.passed << " correct\n";
+          if (!a->csv.empty()) write_text_atomically(a->csv, rows);  // an interrupted run keeps its rows so far
+        }
       }
       std::cout << "eval: " << engine->info().name << ", method " << base.method << ", " << base.sampling.to_string() << ", "
                 << a->prompts << " held-out prompts; NFE/image " << double(totals.nfe) / a->prompts << ", ms/image "
