@@ -53,7 +53,7 @@ void check_ground_truth(int count, std::uint64_t first_seed, const VqModel* toke
       k.first += c.passed;
       ++k.second;
       if (!c.passed && misses.size() < 20)
-        misses.push_back("seed " + std::to_string(first_seed + i) + " \"" + caption + "\": " + c.claim + " (" + c.found + ")");
+        misses.push_back("seed " + std::to_string(first_seed + i) + " \"" + caption + "\": " + c.failure());
     }
     auto& f = by_family[data::family_name(scene.family)];
     f.first += report.passed();

@@ -32,7 +32,7 @@ struct Tally {
 std::string failed_claims(const eval::CheckReport& report) {
   std::string failed;
   for (const auto& claim : report.claims)
-    if (!claim.passed) failed += (failed.empty() ? "" : "; ") + claim.claim + (claim.found.empty() ? "" : " (" + claim.found + ")");
+    if (!claim.passed) failed += (failed.empty() ? "" : "; ") + claim.failure();
   return failed;
 }
 
@@ -103,17 +103,15 @@ void add_eval_command(CLI::App& app) {
         all.add(report.passed());
         by_family[data::family_name(scene.family)].add(report.passed());
         for (const auto& claim : report.claims) by_claim[eval::claim_kind_name(claim.kind)].add(claim.passed);
-        const std::string mode = data::mode_word(scene.mode);
-        rows += eval_csv_row({i, scene_seed, p.seed, data::family_name(scene.family), mode.empty() ? "flat" : mode, p.prompt,
+        rows += eval_csv_row({i, scene_seed, p.seed, data::family_name(scene.family), data::mode_name(scene.mode), p.prompt,
                               report.passed(), failed_claims(report), r.metrics.nfe, r.metrics.wall_ms});
         if (static_cast<int>(samples.size()) < a->sheet_count) {
           samples.emplace_back(r.image, p.prompt);
           verdicts.push_back(report.passed());
         }
-        if ((i + 1) % 20 == 0) {
-          std::cerr << "eval: " << i + 1 << "/" << a->prompts << " images, " << all.passed << " correct\n";
-          if (!a->csv.empty()) write_text_atomically(a->csv, rows);  // an interrupted run keeps its rows so far
-        }
+        if ((i + 1) % 20 == 0) std::cerr << "eval: " << i + 1 << "/" << a->prompts << " images, " << all.passed << " correct\n";
+        // Rewritten as it goes, so that an interrupted run keeps its rows so far.
+        if (!a->csv.empty() && ((i + 1) % 20 == 0 || i + 1 == a->prompts)) write_text_atomically(a->csv, rows);
       }
       std::cout << "eval: " << engine->info().name << ", method " << base.method << ", " << base.sampling.to_string() << ", "
                 << a->prompts << " held-out prompts; NFE/image " << double(totals.nfe) / a->prompts << ", ms/image "
@@ -126,10 +124,7 @@ void add_eval_command(CLI::App& app) {
       for (const auto& [name, t] : by_family) print(name, t);
       std::cout << " claims:\n";
       for (const auto& [name, t] : by_claim) print(name, t);
-      if (!a->csv.empty()) {
-        write_text_atomically(a->csv, rows);
-        std::cout << "wrote " << a->csv << " (" << a->prompts << " rows)\n";
-      }
+      if (!a->csv.empty()) std::cout << "wrote " << a->csv << " (" << a->prompts << " rows)\n";
       if (!a->sheet.empty()) {
         const app::OffscreenGui gui;
         app::write_png(a->sheet, sample_sheet(samples, verdicts), {});

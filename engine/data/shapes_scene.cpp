@@ -92,6 +92,7 @@ const char* shape_plural(Shape s) { return kShapePlurals[static_cast<int>(s)]; }
 const char* color_name(ObjectColor c) { return kColorNames[static_cast<int>(c)]; }
 const char* background_name(BackgroundColor c) { return kBackgroundNames[static_cast<int>(c)]; }
 const char* mode_word(BackgroundMode m) { return kModeWords[static_cast<int>(m)]; }
+const char* mode_name(BackgroundMode m) { return m == BackgroundMode::Flat ? "flat" : mode_word(m); }
 const char* relation_words(Relation r) { return kRelationWords[static_cast<int>(r)]; }
 const char* family_name(Family f) { return kFamilyNames[static_cast<int>(f)]; }
 

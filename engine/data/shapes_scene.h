@@ -32,6 +32,7 @@ const char* shape_plural(Shape shape);        // "circles"
 const char* color_name(ObjectColor color);    // "red"
 const char* background_name(BackgroundColor color);
 const char* mode_word(BackgroundMode mode);   // "" for flat, else "gradient" / "noisy" / "striped"
+const char* mode_name(BackgroundMode mode);   // "flat" / "gradient" / "noisy" / "striped"
 const char* relation_words(Relation relation);  // "left of", "above", ...
 const char* family_name(Family family);
 

@@ -48,6 +48,8 @@ struct ClaimResult {
   std::string claim;   // "a red circle is present"
   bool passed = false;
   std::string found;   // what the image shows instead, when it fails
+
+  std::string failure() const { return claim + " (" + found + ")"; }  // "a red circle is present (0 found: ...)"
 };
 
 struct CheckReport {
