@@ -13,12 +13,16 @@
 #include "io/bundle.h"
 #include "io/safetensors.h"
 #include "models/text_vocabulary.h"
+#include "models/drafter.h"
 #include "models/transformer.h"
 #include "models/vq_model.h"
 #include "speculum.h"
 
 namespace speculum {
 namespace {
+
+// LANTERN's default neighbourhood (k = 1000); the table is [V, k] ints, 64 MiB for LlamaGen's 16,384 codes.
+constexpr int kLanternMaxNeighbours = 1000;
 
 at::Device resolve_device(const std::string& name) {
   if (name == "cpu") return at::kCPU;
@@ -68,6 +72,9 @@ struct Engine::Impl {
   std::unique_ptr<Transformer> target;
   std::unique_ptr<VqModel> tokenizer;
   TextVocabulary vocabulary;
+  std::map<std::string, std::unique_ptr<Drafter>> drafters;
+  std::unique_ptr<CodebookGeometry> geometry;
+  MethodResources resources;
   ModelInfo info;
   std::mutex generate_mutex;
 
@@ -91,6 +98,16 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   impl->tokenizer = std::make_unique<VqModel>(
       m.tokenizer, load_checked(m.tokenizer_path(), vq_tensor_specs(m.tokenizer), impl->device, log), impl->device);
   impl->vocabulary = TextVocabulary(m.text_vocab);
+  MethodResources& resources = impl->resources;
+  resources.bundle = m.dir;
+  for (const auto& [name, entry] : m.drafters) {
+    impl->drafters[name] = std::make_unique<Drafter>(
+        *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target), impl->device, log));
+    resources.drafters[name] = impl->drafters[name].get();
+  }
+  impl->geometry = std::make_unique<CodebookGeometry>(impl->tokenizer->normalized_codebook(), kLanternMaxNeighbours);
+  resources.geometry = impl->geometry.get();
+  resources.soft_bounds = m.soft_verification;
 
   ModelInfo& info = impl->info;
   const GptConfig& g = m.target;
@@ -99,6 +116,14 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.device = impl->device.str();
   info.text_conditioned = g.condition == ConditionKind::Text;
   info.sampling = m.sampling;
+  for (const MethodInfo& method : method_catalog()) {
+    try {
+      make_method(method.name, {}, resources);
+      info.methods.push_back(method.name);
+    } catch (const Error&) {
+      // the bundle lacks what this method needs; generate() says what, should it be asked for
+    }
+  }
   info.classes = m.classes;
   info.text_vocab = m.text_vocab;
   info.max_prompt_words = info.text_conditioned ? g.cls_token_num : 0;
@@ -180,7 +205,7 @@ Preview Engine::preview(const std::vector<int>& tokens) const {
 GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   params.sampling.validate();
-  const auto method = make_method(params.method, params.method_options);
+  const auto method = make_method(params.method, params.method_options, impl_->resources);
   c10::InferenceMode inference;
   const int rows = params.sampling.uses_cfg() ? 2 : 1;
   ConditionPrefix prefix = impl_->condition(params, rows);

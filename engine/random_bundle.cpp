@@ -3,6 +3,7 @@
 
 #include "data/shapes_scene.h"
 #include "io/bundle.h"
+#include "models/drafter.h"
 #include "models/random_weights.h"
 #include "speculum.h"
 
@@ -44,7 +45,8 @@ Preset preset(const std::string& name) {
 std::string RandomBundleParams::to_string() const {
   return "out=" + out_dir + " preset=" + preset + " condition=" + condition + " dim=" + std::to_string(dim) +
          " layers=" + std::to_string(n_layer) + " heads=" + std::to_string(n_head) + " grid=" + std::to_string(grid) +
-         " vocab=" + std::to_string(vocab) + " seed=" + std::to_string(seed) + (fp16 ? " fp16" : "");
+         " vocab=" + std::to_string(vocab) + " seed=" + std::to_string(seed) + (fp16 ? " fp16" : "") +
+         (drafters ? " drafters" : "");
 }
 
 void create_random_bundle(const RandomBundleParams& params) {
@@ -84,6 +86,16 @@ void create_random_bundle(const RandomBundleParams& params) {
   save_tensors(params.out_dir + "/" + m.target_weights, random_weights(gpt_tensor_specs(g), params.seed), storage, meta);
   save_tensors(params.out_dir + "/" + m.tokenizer_weights,
                random_weights(vq_tensor_specs(m.tokenizer), params.seed + 1), storage, meta);
+  if (params.drafters) {
+    for (const auto& name : kDrafterNames) {
+      const std::string file = "drafter-" + name + ".safetensors";
+      const std::uint64_t seed = params.seed + (name == "eagle" ? 2 : 3);
+      save_tensors(params.out_dir + "/" + file, random_weights(drafter_tensor_specs(g), seed), storage, meta);
+      m.drafters[name] = {file, name};
+    }
+    // Loose bounds, so soft acceptance happens on random models too (a trained bundle calibrates its own).
+    m.soft_verification = SoftVerificationBounds{1.0, 1.0, 1.0, 3.0, 0.9, 0};
+  }
   write_manifest(m, params.out_dir);
 }
 

@@ -98,6 +98,7 @@ struct ModelInfo {
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
+  std::vector<std::string> methods;  // the methods this bundle can run (those needing a drafter it lacks are left out)
 };
 
 class Engine {
@@ -133,6 +134,7 @@ struct RandomBundleParams {
   int dim = 0, n_layer = 0, n_head = 0, grid = 0, vocab = 0;  // 0: the preset's value
   std::uint64_t seed = 0;
   bool fp16 = false;  // store weights as F16
+  bool drafters = true;  // random eagle and lisa drafters and soft-verification bounds, so every method runs
   std::string to_string() const;
 };
 void create_random_bundle(const RandomBundleParams& params);

@@ -216,7 +216,7 @@ class TestTransformer : public QObject {
     const int length = cache.length();
     ForwardInput bad = image_tokens({1, 2}, {0, 1}, 1);
     bad.attend = at::ones({3, 3}, at::kBool);
-    EXPECT_ERROR(m.forward(bad, cache), "attend mask must be [2, 2]");
+    EXPECT_ERROR(m.forward(bad, cache), "attend mask must be [2, M] with 2 <= M <= ");
     QCOMPARE(cache.length(), length);  // the failed pass left no slots behind
     EXPECT_ERROR(m.forward(image_tokens({1}, {99}, 1), cache), "position 100 outside the model's 17 positions");
     EXPECT_ERROR(cache.compact(length, {0}), "slot 0 outside");

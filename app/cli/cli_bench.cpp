@@ -52,15 +52,12 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--csv", s->csv, "Also write the table as CSV");
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
-      std::vector<std::string> methods = s->methods;
-      if (methods.empty())
-        for (const auto& m : available_methods()) methods.push_back(m.name);
-      methods.erase(std::remove(methods.begin(), methods.end(), "ar"), methods.end());
-      methods.insert(methods.begin(), "ar");
-
       const EngineParams engine_params = s->engine.resolved();
       const auto engine = Engine::load(engine_params);
       const ModelInfo& info = engine->info();
+      std::vector<std::string> methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
+      methods.erase(std::remove(methods.begin(), methods.end(), "ar"), methods.end());
+      methods.insert(methods.begin(), "ar");
       GenerateParams base = s->request.resolved(info);
       if (info.text_conditioned && base.prompt.empty()) base.prompt = default_prompt(info);
 
@@ -98,24 +95,27 @@ void add_bench_command(CLI::App& app) {
       const Totals& ar = totals.front();
       const double ar_ms = ar.wall_ms / ar.images, ar_nfe = double(ar.nfe) / ar.images;
       std::ostringstream csv;
-      csv << "method,images,nfe,tau,ms_per_image,ms_per_token,tokens_per_s,outside_forward_share,nfe_ratio_vs_ar,speedup_vs_ar\n";
+      csv << "method,images,nfe,tau,ms_per_image,ms_per_forward,ms_per_token,tokens_per_s,outside_forward_share,nfe_ratio_vs_ar,"
+             "speedup_vs_ar\n";
       std::cout << std::left << std::setw(10) << "method" << std::right << std::setw(7) << "images" << std::setw(9)
-                << "NFE" << std::setw(7) << "tau" << std::setw(11) << "ms/image" << std::setw(10) << "ms/token"
+                << "NFE" << std::setw(7) << "tau" << std::setw(11) << "ms/image" << std::setw(9) << "ms/fwd" << std::setw(10) << "ms/token"
                 << std::setw(10) << "tok/s" << std::setw(12) << "outside fwd" << std::setw(11) << "NFE/ar"
                 << std::setw(10) << "speed-up" << "\n";
       for (std::size_t i = 0; i < methods.size(); ++i) {
         const Totals& t = totals[i];
         const double nfe = double(t.nfe) / t.images, ms = t.wall_ms / t.images;
         const double tau = t.nfe ? double(t.tokens) / t.nfe : 0, per_token = t.tokens ? t.wall_ms / t.tokens : 0;
+        const double per_forward = t.nfe ? t.forward_ms / t.nfe : 0;  // a tree or window forward against ar's one token
         const double tps = t.wall_ms > 0 ? t.tokens * 1000.0 / t.wall_ms : 0;
         const double outside = t.wall_ms > 0 ? 1.0 - t.forward_ms / t.wall_ms : 0;
         std::cout << std::left << std::setw(10) << methods[i] << std::right << std::fixed << std::setw(7) << t.images
                   << std::setprecision(1) << std::setw(9) << nfe << std::setprecision(2) << std::setw(7) << tau
-                  << std::setprecision(1) << std::setw(11) << ms << std::setprecision(3) << std::setw(10) << per_token
+                  << std::setprecision(1) << std::setw(11) << ms << std::setprecision(2) << std::setw(9) << per_forward
+                  << std::setprecision(3) << std::setw(10) << per_token
                   << std::setprecision(0) << std::setw(10) << tps << std::setprecision(1) << std::setw(11)
                   << outside * 100 << "%" << std::setprecision(3) << std::setw(11) << nfe / ar_nfe
                   << std::setprecision(2) << std::setw(9) << ar_ms / ms << "x\n";
-        csv << methods[i] << "," << t.images << "," << nfe << "," << tau << "," << ms << "," << per_token << ","
+        csv << methods[i] << "," << t.images << "," << nfe << "," << tau << "," << ms << "," << per_forward << "," << per_token << ","
             << tps << "," << outside << "," << nfe / ar_nfe << "," << ar_ms / ms << "\n";
       }
       if (!s->csv.empty()) write_text_atomically(s->csv, csv.str());

@@ -18,6 +18,8 @@ void add_init_random_command(CLI::App& app) {
   c->add_option("--vocab", p->vocab, "Override the image vocabulary (codebook) size")->check(CLI::Range(2, 1 << 20));
   c->add_option("--seed", p->seed, "Weight seed")->capture_default_str();
   c->add_flag("--fp16", p->fp16, "Store weights as F16");
+  c->add_flag("--drafters,!--no-drafters", p->drafters,
+              "Also random eagle and lisa drafters and soft-verification bounds (every method runs)")->capture_default_str();
   c->final_callback([p] {
     const int rc = run_reporting_errors([&] {
       create_random_bundle(*p);

@@ -45,6 +45,7 @@ void add_emoji_command(CLI::App& data_command);  // data emoji
 void add_eval_command(CLI::App& app);
 void add_compare_command(CLI::App& app);  // pairs two eval --csv runs
 void add_entropy_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);  // LISA's soft-verification bounds
 void add_plot_command(CLI::App& app);
 
 }  // namespace speculum::cli

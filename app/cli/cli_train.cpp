@@ -21,6 +21,8 @@
 #include "io/json_fields.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
+#include "models/drafter.h"
+#include "train/drafter_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
 
@@ -245,6 +247,70 @@ void add_train_commands(CLI::App& app) {
       std::cout << "target: " << parameter_count(gpt_tensor_specs(m.target)) << " parameters, " << corpus.size()
                 << " training images, " << g->params.schedule.steps << " steps of " << g->params.batch << "\n";
       train_target(m.target, g->params, g->out, corpus, held_out, [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct DrafterArgs {
+    std::string bundle, corpus, held_out, out, objective = "eagle";
+    DrafterTrainParams params;
+    bool install = false;
+    int threads = 2;
+  };
+  auto d = std::make_shared<DrafterArgs>();
+  CLI::App* drafter = train->add_subcommand("drafter", "Train an EAGLE-style drafter on a bundle's frozen target");
+  drafter->add_option("--bundle", d->bundle, "Bundle whose target the drafter serves")->required();
+  drafter->add_option("--corpus", d->corpus, "Tokenised corpus (train tokenize) the target is teacher-forced on")->required();
+  drafter->add_option("--held-out", d->held_out, "Held-out corpus: acceptance and top-1 agreement at checkpoints");
+  drafter->add_option("--out", d->out, "Run folder; resumes if it has a checkpoint")->required();
+  drafter->add_option("--objective", d->objective, "eagle: Smooth-L1 + 0.1 soft CE; lisa: Locality-Informed Distillation")
+      ->check(CLI::IsMember({"eagle", "lisa"}))
+      ->capture_default_str();
+  drafter->add_flag("--lisa-weights,!--no-lisa-weights", d->params.lisa_weights,
+                    "lisa: weight positions by structured uncertainty")->capture_default_str();
+  drafter->add_flag("--lisa-smoothing,!--no-lisa-smoothing", d->params.lisa_smoothing,
+                    "lisa: smooth the soft target over the codebook")->capture_default_str();
+  drafter->add_option("--steps", d->params.schedule.steps, "Optimisation steps")->capture_default_str();
+  drafter->add_option("--stop-at", d->params.stop_at, "Stop with a checkpoint at this step (0 = run to --steps)")->capture_default_str();
+  drafter->add_option("--lr", d->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
+  drafter->add_option("--warmup", d->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
+  drafter->add_option("--batch", d->params.batch, "Sequences per step")->capture_default_str();
+  drafter->add_option("--seed", d->params.seed, "Seed")->capture_default_str();
+  drafter->add_option("--threads", d->threads, "LibTorch threads")->capture_default_str();
+  drafter->add_option("--checkpoint-every", d->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  drafter->add_flag("--install", d->install, "At the end, store the drafter in the bundle (F16) under the objective's name");
+  drafter->final_callback([d] {
+    const int rc = run_reporting_errors([&] {
+      at::set_num_threads(d->threads);
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+      d->params.objective = parse_drafter_objective(d->objective);
+      BundleManifest m = read_manifest(d->bundle);
+      const TokenizedCorpus corpus = TokenizedCorpus::load(d->corpus);
+      if (m.target.condition != ConditionKind::Text) throw Error("train drafter: only text-conditioned bundles so far");
+      for (std::size_t i = 0; i < std::min(corpus.vocabulary.size(), m.text_vocab.size()); ++i)
+        if (corpus.vocabulary[i] != m.text_vocab[i])
+          throw Error("'" + d->corpus + "' numbers its words differently from the bundle (word " + std::to_string(i) + ": '" +
+                      corpus.vocabulary[i] + "' vs '" + m.text_vocab[i] + "')");
+      if (corpus.vocabulary.size() > m.text_vocab.size())
+        throw Error("'" + d->corpus + "' has words the bundle's vocabulary lacks");
+      const TokenizedCorpus held_out = d->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(d->held_out);
+      const Transformer target(m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU), at::kCPU);
+      const VqModel vq = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
+      std::cout << "drafter (" << d->objective << "): " << parameter_count(drafter_tensor_specs(m.target)) << " parameters for "
+                << m.name << "'s target, " << corpus.size() << " training images, " << d->params.schedule.steps << " steps of "
+                << d->params.batch << "\n";
+      const TensorMap weights = train_drafter(target, vq.normalized_codebook(), d->params, d->out, corpus, held_out,
+                                              [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+      save_tensors(d->out + "/drafter.safetensors", weights);
+      std::cout << "wrote " << d->out << "/drafter.safetensors\n";
+      if (d->install && !g_stop) {
+        const std::string file = "drafter-" + d->objective + ".safetensors";
+        save_tensors(m.dir + "/" + file, weights, DType::F16);
+        m.drafters[d->objective] = {file, d->objective};
+        write_manifest(m, m.dir);
+        std::cout << "installed as drafter '" << d->objective << "' in " << m.dir << "\n";
+      }
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   speculum::cli::add_eval_command(app);
   speculum::cli::add_compare_command(app);
   speculum::cli::add_entropy_command(app);
+  speculum::cli::add_calibrate_command(app);
   speculum::cli::add_plot_command(app);
   app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
     for (const auto& m : speculum::available_methods()) {

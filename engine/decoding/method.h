@@ -8,6 +8,7 @@
 
 #include "decoding/decode_session.h"
 #include "decoding/method_info.h"
+#include "decoding/method_resources.h"
 
 namespace speculum {
 
@@ -20,7 +21,8 @@ class Method {
 };
 
 const std::vector<MethodInfo>& method_catalog();
-// Validates `options` against the method's ParamSpecs (unknown names and out-of-range values are errors).
-std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options);
+// Validates `options` against the method's ParamSpecs (unknown names and out-of-range values are errors)
+// and that `resources` hold what the method needs (its drafter, calibrated bounds), naming what is missing.
+std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources);
 
 }  // namespace speculum

@@ -1,13 +1,16 @@
 #include <cmath>
 
 #include "decoding/ar_method.h"
+#include "decoding/sjd_method.h"
+#include "decoding/tree_method.h"
 #include "decoding/method.h"
 #include "error.h"
 
 namespace speculum {
 
 const std::vector<MethodInfo>& method_catalog() {
-  static const std::vector<MethodInfo> catalog = {ar_method_info()};
+  static const std::vector<MethodInfo> catalog = {ar_method_info(), eagle_method_info(), lantern_method_info(),
+                                                  lisa_method_info(), sjd_method_info()};
   return catalog;
 }
 
@@ -33,11 +36,19 @@ void check_options(const MethodInfo& info, const MethodOptions& options) {
 
 }  // namespace
 
-std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options) {
+std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources) {
   for (const auto& info : method_catalog()) {
     if (info.name != name) continue;
     check_options(info, options);
+    const auto value = [&](const char* key) {
+      if (const auto it = options.find(key); it != options.end()) return it->second;
+      for (const auto& p : info.params)
+        if (p.name == key) return p.default_value;
+      return 0.0;
+    };
     if (name == "ar") return std::make_unique<ArMethod>();
+    if (name == "sjd") return std::make_unique<SjdMethod>(static_cast<int>(value("window")), value("init") != 0);
+    return make_tree_method(name, options, resources);
   }
   std::string allowed;
   for (const auto& info : method_catalog()) allowed += (allowed.empty() ? "" : ", ") + info.name;

@@ -1,5 +1,7 @@
 #include "io/bundle.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -101,7 +103,33 @@ BundleManifest read_manifest(const std::string& dir) {
   } else {
     throw Error(path + ": field 'condition.kind' is '" + kind + "' (allowed: class, text)");
   }
-  if (root.has("drafters")) m.drafters_json = doc["drafters"].dump();
+  if (root.has("drafters")) {
+    const JsonFields drafters = root.object("drafters");
+    for (const auto& [name, entry] : doc["drafters"].items()) {
+      if (std::find(kDrafterNames.begin(), kDrafterNames.end(), name) == kDrafterNames.end())
+        throw Error(path + ": drafters: unknown drafter '" + name + "' (allowed: eagle, lisa)");
+      const JsonFields d = drafters.object(name);
+      m.drafters[name] = {d.string("weights"), d.string("objective")};
+      if (m.drafters[name].objective != "eagle" && m.drafters[name].objective != "lisa")
+        throw Error(path + ": drafters." + name + ".objective is '" + m.drafters[name].objective + "' (allowed: eagle, lisa)");
+    }
+  }
+  if (root.has("soft_verification")) {
+    const JsonFields sv = root.object("soft_verification");
+    SoftVerificationBounds b;
+    b.alpha = sv.number("alpha", -1);
+    b.beta = sv.number("beta", -1);
+    b.u_bound = sv.number("u_bound", -1);
+    b.delta_max = sv.number("delta_max", -1);
+    b.confidence_max = sv.number("confidence_max", 0.9);
+    b.samples = sv.integer("samples", 0);
+    for (const auto& [field, value] : {std::pair{"alpha", b.alpha}, {"beta", b.beta}, {"u_bound", b.u_bound}, {"delta_max", b.delta_max}})
+      if (!(value >= 0) || !std::isfinite(value))
+        throw Error(path + ": soft_verification." + field + " must be a finite number >= 0");
+    if (!(b.confidence_max > 0 && b.confidence_max <= 1))
+      throw Error(path + ": soft_verification.confidence_max must be in (0, 1]");
+    m.soft_verification = b;
+  }
   if (root.has("sampling")) {
     m.sampling = read_sampling_fields(root.object("sampling"), m.sampling);
     try {
@@ -138,8 +166,12 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
        {{"dim", g.dim}, {"n_layer", g.n_layer}, {"n_head", g.n_head}, {"ffn_dim", g.ffn_hidden()},
         {"vocab_size", g.vocab_size}, {"rope_base", g.rope_base}, {"norm_eps", g.norm_eps},
         {"image_positions", g.image_positions}, {"weights", m.target_weights}}},
-      {"drafters", nlohmann::json::parse(m.drafters_json)},
+      {"drafters", nlohmann::json::object()},
   };
+  for (const auto& [name, d] : m.drafters) doc["drafters"][name] = {{"weights", d.weights}, {"objective", d.objective}};
+  if (const auto& b = m.soft_verification)
+    doc["soft_verification"] = {{"alpha", b->alpha}, {"beta", b->beta}, {"u_bound", b->u_bound}, {"delta_max", b->delta_max},
+                                {"confidence_max", b->confidence_max}, {"samples", b->samples}};
   write_sampling_fields(m.sampling, doc["sampling"]);
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};

@@ -1,6 +1,8 @@
 // Model bundles: a folder with `speculum.json` (the manifest) and safetensors weight files (DESIGN.md §2).
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,22 @@ namespace speculum {
 inline constexpr const char* kBundleFormat = "speculum-bundle/1";
 inline constexpr const char* kManifestName = "speculum.json";
 
+// A drafter the bundle ships (manifest "drafters": {"<name>": {"weights": ..., "objective": ...}}).
+// Names: "eagle" (serves eagle and lantern) and "lisa"; its tensors follow drafter_tensor_specs(target).
+struct DrafterEntry {
+  std::string weights;
+  std::string objective;  // how it was trained: "eagle" | "lisa"
+};
+inline const std::vector<std::string> kDrafterNames = {"eagle", "lisa"};
+
+// LISA's Geometry-Aware Soft Verification bounds, measured by `speculum-cli calibrate` (manifest
+// "soft_verification"): soft-accept x after a strict rejection iff min(alpha·Δ², beta·g) <= u_bound,
+// Δ <= delta_max and the target's top probability <= confidence_max (research/seed-methods.md §2.4).
+struct SoftVerificationBounds {
+  double alpha = 0, beta = 0, u_bound = 0, delta_max = 0, confidence_max = 0.9;
+  int samples = 0;  // positions the calibration measured
+};
+
 struct BundleManifest {
   std::string dir;   // where it was read from
   std::string name;
@@ -24,11 +42,13 @@ struct BundleManifest {
   std::string tokenizer_weights = "vq.safetensors";
   std::vector<std::string> classes;     // class conditioning: one name per class id
   std::vector<std::string> text_vocab;  // text conditioning: word of each text token id
-  std::string drafters_json = "{}";     // kept verbatim for the drafter issues
+  std::map<std::string, DrafterEntry> drafters;
+  std::optional<SoftVerificationBounds> soft_verification;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
 
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
+  std::string drafter_path(const std::string& name) const { return dir + "/" + drafters.at(name).weights; }
 };
 
 class JsonFields;

@@ -21,10 +21,7 @@ Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device)
   for (auto& [name, t] : weights_) t = t.to(device_);
   for (int i = 0; i < config_.n_layer; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    layers_.push_back({weight(weights_, p + "attention.wqkv.weight"), weight(weights_, p + "attention.wo.weight"),
-                       weight(weights_, p + "feed_forward.w1.weight"), weight(weights_, p + "feed_forward.w2.weight"),
-                       weight(weights_, p + "feed_forward.w3.weight"), weight(weights_, p + "attention_norm.weight"),
-                       weight(weights_, p + "ffn_norm.weight")});
+    layers_.push_back(decoder_layer_weights(weights_, p, "target"));
   }
   rope_table_ = rope_table_2d(config_.grid_rows, config_.grid_cols, config_.head_dim(), config_.rope_base,
                               config_.cls_token_num)
@@ -34,31 +31,6 @@ Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device)
 KVCache Transformer::make_cache(int rows, int extra_slots) const {
   return KVCache(config_.n_layer, rows, config_.n_head, config_.head_dim(), config_.max_positions() + extra_slots,
                  at::TensorOptions().dtype(at::kFloat).device(device_));
-}
-
-// Additive bias over the slots [0, begin + N): 0 where query i may attend slot j, kMaskedOut elsewhere.
-// Shape [N, begin + N], or [1, begin + N] when one row serves every query (a single causal token).
-at::Tensor Transformer::visibility_bias(const ForwardInput& in, const KVCache& cache, int begin, int n) const {
-  const int end = begin + n;
-  const auto& attendable = cache.attendable();
-  if (n == 1 && !in.attend.defined()) {  // the common single-token step: one row of key visibility
-    std::vector<float> row(end);
-    for (int j = 0; j < end; ++j) row[j] = attendable[j] || j == begin ? 0.0f : kMaskedOut;
-    return at::from_blob(row.data(), {1, end}, at::kFloat).to(device_, /*non_blocking=*/false, /*copy=*/true);
-  }
-  std::vector<char> key_ok(attendable.begin(), attendable.begin() + end);
-  const auto cpu_bool = at::TensorOptions().dtype(at::kBool);
-  at::Tensor visible = at::from_blob(key_ok.data(), {end}, at::TensorOptions().dtype(at::kChar))
-                           .to(at::kBool)
-                           .unsqueeze(0)
-                           .expand({n, end})
-                           .clone();
-  at::Tensor intra = in.attend.defined() ? in.attend.to(at::kCPU, at::kBool) : at::ones({n, n}, cpu_bool).tril();
-  if (intra.size(0) != n || intra.size(1) != n)
-    throw Error("forward: attend mask must be [" + std::to_string(n) + ", " + std::to_string(n) + "]");
-  visible.narrow(1, begin, n).logical_and_(intra);
-  visible.narrow(1, begin, n).logical_or_(at::eye(n, cpu_bool));  // a padded slot still sees itself
-  return at::zeros({n, end}, at::kFloat).masked_fill_(visible.logical_not(), kMaskedOut).to(device_);
 }
 
 ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const {
@@ -85,10 +57,10 @@ ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const
 
   const int begin = cache.append_slots(in.positions, in.attendable);
   try {
-    x = run_blocks(x, rope_table_.index_select(0, positions), visibility_bias(in, cache, begin, n), &cache, begin);
+    x = run_blocks(x, rope_table_.index_select(0, positions), visibility_bias(cache, begin, n, in.attend, device_), &cache, begin);
     ForwardOutput out;
     const int m = in.logits_last < 0 ? n : std::min(in.logits_last, n);
-    if (m > 0) out.logits = logits_of(x.narrow(1, n - m, m));
+    if (m > 0) out.logits = head(x.narrow(1, n - m, m));
     if (in.want_hidden) out.hidden = x;
     return out;
   } catch (...) {
@@ -99,38 +71,22 @@ ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const
 
 at::Tensor Transformer::run_blocks(at::Tensor x, const at::Tensor& rope, const at::Tensor& bias, KVCache* cache,
                                    int begin) const {
-  const int rows = static_cast<int>(x.size(0)), n = static_cast<int>(x.size(1));
-  const int heads = config_.n_head, hd = config_.head_dim();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  for (int l = 0; l < config_.n_layer; ++l) {
-    const Layer& L = layers_[l];
-    const at::Tensor qkv = at::linear(rms_norm(x, L.attention_norm, config_.norm_eps), L.wqkv);
-    // q and k rotate together: [rows, N, 2 * heads, hd]
-    const auto qk = apply_rope(qkv.narrow(-1, 0, 2 * config_.dim).reshape({rows, n, 2 * heads, hd}), rope)
-                        .transpose(1, 2)
-                        .split(heads, 1);
-    const at::Tensor& q = qk[0];
-    at::Tensor k = qk[1];
-    at::Tensor v = qkv.narrow(-1, 2 * config_.dim, config_.dim).reshape({rows, n, heads, hd}).transpose(1, 2);
-    if (cache) {
-      cache->write(l, begin, k, v);
-      k = cache->keys(l, begin + n);
-      v = cache->values(l, begin + n);
-    }
-    const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
-    const at::Tensor attn = at::matmul(at::softmax(scores, -1), v);
-    x = x + at::linear(attn.transpose(1, 2).reshape({rows, n, config_.dim}), L.wo);
-    x = x + swiglu(rms_norm(x, L.ffn_norm, config_.norm_eps), L.w1, L.w3, L.w2);
-  }
+  for (int l = 0; l < config_.n_layer; ++l)
+    x = decoder_layer(x, layers_[l], config_.n_head, config_.norm_eps, rope, bias, cache, l, begin);
   return x;
 }
 
-at::Tensor Transformer::logits_of(const at::Tensor& hidden) const {
+at::Tensor Transformer::head(const at::Tensor& hidden) const {
   return at::linear(rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps), weight(weights_, "output.weight")).to(at::kFloat);
 }
 
 at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
                                         const at::Tensor& tokens) const {
+  return head(forward_teacher_hidden(prefix_embeddings, prefix_attendable, tokens));
+}
+
+at::Tensor Transformer::forward_teacher_hidden(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
+                                               const at::Tensor& tokens) const {
   const auto b = tokens.size(0), n = tokens.size(1), l = prefix_embeddings.size(1);
   if (l != config_.cls_token_num || prefix_embeddings.size(0) != b)
     throw Error("forward_teacher: prefix must be [B, cls_token_num, dim] with the tokens' batch size");
@@ -145,12 +101,20 @@ at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, con
   const at::Tensor keys = at::cat({prefix_attendable.to(device_, at::kBool), at::ones({b, n - 1}, bool_opts)}, 1);
   const at::Tensor visible = (at::ones({t, t}, bool_opts).tril().unsqueeze(0) & keys.unsqueeze(1)) | at::eye(t, bool_opts).unsqueeze(0);
   const at::Tensor bias = at::zeros({b, 1, t, t}, at::TensorOptions().device(device_)).masked_fill(visible.logical_not().unsqueeze(1), kMaskedOut);
-  const at::Tensor hidden = run_blocks(x, rope, bias, nullptr, 0);
-  return logits_of(hidden.narrow(1, l - 1, n));
+  return run_blocks(x, rope, bias, nullptr, 0).narrow(1, l - 1, n);
+}
+
+at::Tensor Transformer::rope_rows(const at::Tensor& positions) const {
+  return rope_table_.index_select(0, positions.to(device_));
+}
+
+at::Tensor Transformer::token_embeddings(const at::Tensor& tokens) const {
+  return weight(weights_, "tok_embeddings.weight").index_select(0, tokens.reshape({-1}).to(device_)).reshape(
+      [&] { auto shape = tokens.sizes().vec(); shape.push_back(config_.dim); return shape; }());
 }
 
 at::Tensor Transformer::image_embeddings(const at::Tensor& tokens, const at::Tensor& positions) const {
-  const at::Tensor x = weight(weights_, "tok_embeddings.weight").index_select(0, tokens.reshape({-1})).reshape({tokens.size(0), tokens.size(1), config_.dim});
+  const at::Tensor x = token_embeddings(tokens);
   if (!config_.image_positions) return x;
   return x + weight(weights_, "pos_embeddings.weight").index_select(0, positions - config_.cls_token_num).unsqueeze(0);
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/blocks.h"
 #include "models/kv_cache.h"
 #include "models/model_config.h"
 #include "models/tensor_io.h"
@@ -55,6 +56,16 @@ class Transformer {
   // column i predicts tokens[b, i].
   at::Tensor forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
                              const at::Tensor& tokens) const;
+  // The same pass, returning the last block's output (before the final norm) [B, N, dim]: column i is
+  // the feature whose head() gives the distribution of tokens[b, i] (the drafters' input and target).
+  at::Tensor forward_teacher_hidden(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
+                                    const at::Tensor& tokens) const;
+  // Final norm and output head: features [..., dim] -> logits [..., vocab] float32.
+  at::Tensor head(const at::Tensor& hidden) const;
+  // Token embeddings [..., dim] of image tokens [...] (without cell positions).
+  at::Tensor token_embeddings(const at::Tensor& tokens) const;
+  // 2D RoPE rows of RoPE positions [N] int64 -> [N, hd/2, 2].
+  at::Tensor rope_rows(const at::Tensor& positions) const;
   // Caption prefixes for a training batch: [B, L, dim] embeddings and [B, L] attendable; rows with
   // `null_caption[b]` get the learned null caption (classifier-free guidance dropout) under the same mask.
   std::pair<at::Tensor, at::Tensor> caption_batch(const std::vector<std::vector<int>>& word_ids,
@@ -68,10 +79,6 @@ class Transformer {
   std::vector<std::int64_t> prefix_positions() const;
 
  private:
-  struct Layer {
-    at::Tensor wqkv, wo, w1, w2, w3, attention_norm, ffn_norm;
-  };
-  at::Tensor visibility_bias(const ForwardInput& input, const KVCache& cache, int begin, int n) const;
   // The blocks over x [rows, N, dim]; with a cache, keys and values go to slots [begin, begin + N) and
   // attention spans the cache, else it spans x itself. `bias` broadcasts to [rows, heads, N, keys].
   at::Tensor run_blocks(at::Tensor x, const at::Tensor& rope, const at::Tensor& bias, KVCache* cache, int begin) const;
@@ -81,12 +88,11 @@ class Transformer {
   at::Tensor caption_features(const std::vector<int>& word_ids) const;  // [L, caption_dim], left-padded
   std::vector<char> caption_slots(int words) const;                    // [L]: which slots hold a word
   at::Tensor project_caption(const at::Tensor& features) const;         // [B, L, caption_dim] -> [B, L, dim]
-  at::Tensor logits_of(const at::Tensor& hidden) const;
 
   GptConfig config_;
   TensorMap weights_;
   at::Device device_;
-  std::vector<Layer> layers_;
+  std::vector<DecoderLayer> layers_;
   at::Tensor rope_table_;
 };
 

@@ -63,6 +63,12 @@ struct Verify {
   std::vector<float> u;
   std::vector<float> pooled_p;  // MuLo-SD / LANTERN; empty otherwise
   std::vector<Decision> decisions;
+  std::vector<int> nodes;  // tree methods: the node of the step's Draft each entry verifies; empty otherwise
+  // LISA's soft verification, for entries the strict rule rejected: confidence gap Δ, whitened codebook
+  // distance g, and score 1 − u/u_bound (≥ 0: inside the region). Δ = g = -1 where it was not consulted.
+  std::vector<float> soft_delta;
+  std::vector<float> soft_g;
+  std::vector<float> soft_score;
   friend bool operator==(const Verify&, const Verify&) = default;
 };
 

@@ -39,8 +39,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBegin, step, phase, fwd_passes_total)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Draft, step, round, source, cells, tokens, q_of_token, tree_parent,
                                    tree_depth)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Frontier, step, cells)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verify, step, round, cells, tokens, p_of_token, q_of_token, ratio, u,
-                                   pooled_p, decisions)
+// Traces written before the tree and soft-verification fields existed still read.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verify, step, round, cells, tokens, p_of_token, q_of_token, ratio, u,
+                                                pooled_p, decisions, nodes, soft_delta, soft_g, soft_score)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resample, step, round, dist, cells, old_tokens, new_tokens, p_of_token)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Region, step, kind, island_id, radius, cells)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Commit, step, cells, tokens, p_of_token, kv_begin, kv_end)

@@ -80,19 +80,6 @@ at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& c
 
 namespace {
 
-// Scales all gradients so their global L2 norm is at most `max_norm`; returns the norm before.
-double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
-  at::NoGradGuard no_grad;
-  double squared = 0;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) squared += p.grad().pow(2).sum().item<double>();
-  const double norm = std::sqrt(squared);
-  if (norm > max_norm)
-    for (const auto& p : parameters)
-      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
-  return norm;
-}
-
 // Fresh weights as LlamaGen initialises them (N(0, 0.02), output head zero), except that the position
 // tables and the text encoder's residual branches start at zero: a new encoder is then the identity,
 // so growing a trained model by one changes nothing until training moves it.

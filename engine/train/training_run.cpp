@@ -84,6 +84,18 @@ std::string TrainingLog::progress(int step, const std::vector<double>& values) c
   return s.str();
 }
 
+double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
+  at::NoGradGuard no_grad;
+  double squared = 0;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) squared += p.grad().pow(2).sum().item<double>();
+  const double norm = std::sqrt(squared);
+  if (norm > max_norm)
+    for (const auto& p : parameters)
+      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
+  return norm;
+}
+
 std::string checkpoint_dir(const std::string& run_dir) { return run_dir + "/checkpoint"; }
 
 bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state) {

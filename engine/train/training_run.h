@@ -1,6 +1,8 @@
-// What every trainer shares: a learning-rate schedule, progress lines with ETA, a CSV loss log, and
-// checkpoints (weights as safetensors, optimizer state, step) that a later run resumes from.
+// What every trainer shares: a learning-rate schedule, progress lines with ETA, a CSV loss log, gradient
+// clipping, and checkpoints (weights as safetensors, optimizer state, step) that a later run resumes from.
 #pragma once
+
+#include <ATen/ATen.h>
 
 #include <chrono>
 #include <cstdint>
@@ -53,5 +55,8 @@ bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state);
 void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state);  // atomic
 
 using ProgressLine = std::function<void(const std::string&)>;
+
+// Scales all gradients so their global L2 norm is at most `max_norm`; returns the norm before.
+double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm);
 
 }  // namespace speculum

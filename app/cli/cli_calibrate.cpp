@@ -1,0 +1,94 @@
+// speculum-cli calibrate: measures LISA's soft-verification bounds on a bundle's target (its own images
+// at its recommended sampling) and writes them into the manifest ("soft_verification").
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+
+#include <iomanip>
+#include <iostream>
+
+#include "cli/cli_options.h"
+#include "common/default_bundle.h"
+#include "data/shapes_scene.h"
+#include "decoding/codebook_geometry.h"
+#include "decoding/soft_calibration.h"
+#include "io/bundle.h"
+#include "models/text_vocabulary.h"
+#include "models/vq_model.h"
+
+namespace speculum::cli {
+
+void add_calibrate_command(CLI::App& app) {
+  struct Args {
+    std::string bundle;
+    int images = 48;
+    std::uint64_t scene_seed = 950000000;
+    SoftCalibrationParams params;
+    int threads = 2;
+    bool dry_run = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* c =
+      app.add_subcommand("calibrate", "Measure LISA's soft-verification bounds and write them into the bundle");
+  c->add_option("--bundle", a->bundle, "Model bundle (default: the embedded one)");
+  c->add_option("--images", a->images, "Images the target generates (ar, the bundle's sampling) for the measurement")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  c->add_option("--positions", a->params.positions_per_image, "Positions sampled per image")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  c->add_option("--delta", a->params.delta, "Quantile level 1 - delta of the bounds")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  c->add_option("--confidence-max", a->params.confidence_max,
+                "Never relax where the target's top probability exceeds this")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes from this seed on")
+      ->capture_default_str();
+  c->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
+  c->add_flag("--dry-run", a->dry_run, "Print the bounds without writing them");
+  c->final_callback([a] {
+    const int rc = run_reporting_errors([&] {
+      at::set_num_threads(a->threads);
+      EngineParams ep;
+      ep.bundle_dir = a->bundle.empty() ? app::default_bundle_dir() : a->bundle;
+      ep.device = "cpu";
+      const auto engine = Engine::load(ep);
+      BundleManifest m = read_manifest(ep.bundle_dir);
+      if (m.target.condition != ConditionKind::Text)
+        throw Error("calibrate: only text-conditioned bundles so far ('" + m.dir + "')");
+      const TextVocabulary vocabulary(m.text_vocab);
+      std::vector<at::Tensor> images;
+      std::vector<std::vector<int>> words;
+      for (int i = 0; i < a->images; ++i) {
+        GenerateParams p;
+        p.prompt = data::sample_scene(a->scene_seed + i).caption();
+        p.seed = static_cast<std::uint64_t>(i);
+        p.sampling = engine->info().sampling;
+        const auto tokens = engine->generate(p).tokens;
+        images.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
+        words.push_back(vocabulary.encode(p.prompt));
+      }
+      c10::InferenceMode inference;
+      const Transformer target(
+          m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU),
+          at::kCPU);
+      const CodebookGeometry geometry(VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU).normalized_codebook(),
+                                      1);
+      const SoftVerificationBounds b = calibrate_soft_verification(target, geometry.whitened(), at::stack(images),
+                                                                   words, engine->info().sampling, a->params);
+      std::cout << std::setprecision(4) << "soft verification bounds from " << b.samples << " positions of "
+                << a->images << " images (quantile " << 1 - a->params.delta << "):\n  alpha " << b.alpha << "  beta "
+                << b.beta << "  u_bound " << b.u_bound << "  delta_max " << b.delta_max << "  confidence_max "
+                << b.confidence_max << "\n";
+      if (!a->dry_run) {
+        m.soft_verification = b;
+        write_manifest(m, m.dir);
+        std::cout << "wrote them into " << m.dir << "/" << kManifestName << "\n";
+      }
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace speculum::cli

@@ -1,0 +1,336 @@
+#include "decoding/tree_method.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "decoding/acceptance.h"
+#include "decoding/draft_tree.h"
+#include "error.h"
+#include "sampling/distribution.h"
+
+namespace speculum {
+namespace {
+
+std::vector<ParamSpec> tree_specs() {
+  return {{"depth", "Deepest draft (tokens ahead of the last committed one)", 5, 1, 16, true},
+          {"top_k", "Children per expanded node, and nodes expanded per level", 8, 1, 32, true},
+          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", 40, 1, 128, true}};
+}
+
+double option(const MethodOptions& options, const MethodInfo& info, const std::string& name) {
+  if (const auto it = options.find(name); it != options.end()) return it->second;
+  for (const auto& p : info.params)
+    if (p.name == name) return p.default_value;
+  throw Error("method bug: '" + info.name + "' has no parameter '" + name + "'");
+}
+
+// The (CFG, temperature, top-k, top-p) processed draft distributions [N, V] on the CPU of predicted features.
+at::Tensor draft_distribution(const DecodeSession& s, const Drafter& drafter, const at::Tensor& predicted) {
+  return s.distribution(drafter.target().head(predicted)).to(at::kCPU).contiguous();
+}
+
+}  // namespace
+
+MethodInfo eagle_method_info() {
+  return {"eagle",
+          "EAGLE-2: a one-layer drafter on the target's features grows a dynamic draft tree; one target forward "
+          "verifies it with tree attention, exact sibling-by-sibling acceptance (lossless).",
+          tree_specs()};
+}
+
+MethodInfo lantern_method_info() {
+  auto specs = tree_specs();
+  specs.push_back({"neighbours", "Nearest codebook neighbours considered for pooling (k; capped by the vocabulary)",
+                   1000, 1, 16383, true});
+  specs.push_back(
+      {"delta", "Total-variation budget: mass pooled onto a draft from its neighbours (LANTERN)", 0.1, 0, 1, false});
+  specs.push_back({"lambda", "LANTERN++: > 1 bounds the pooled probability by lambda x p instead of delta; 0 = off", 0,
+                   0, 100, false});
+  specs.push_back(
+      {"static_tree", "1: a fixed tree shape by drafter ranks (LANTERN++); 0: EAGLE-2's dynamic tree", 0, 0, 1, true});
+  return {
+      "lantern",
+      "LANTERN: the EAGLE-2 tree, verified with latent-neighbourhood pooling: a draft also counts the target mass of "
+      "its nearest codes, within a total-variation budget (lossy, bounded).",
+      specs};
+}
+
+MethodInfo lisa_method_info() {
+  auto specs = tree_specs();
+  specs.push_back({"lisa_drafter", "1: the drafter trained with Locality-Informed Distillation; 0: the EAGLE drafter",
+                   1, 0, 1, true});
+  specs.push_back({"soft", "1: Geometry-Aware Soft Verification after a strict rejection; 0: exact verification only",
+                   1, 0, 1, true});
+  specs.push_back({"budget", "Confidence gap a step's soft accepts may spend, in units of the calibrated delta_max", 2,
+                   0, 16, false});
+  return {"lisa",
+          "LISA (reconstruction): a locality-distilled drafter, and soft acceptance of drafts close in the codebook to "
+          "what an unconfident target wants; strict acceptance stays the floor.",
+          specs};
+}
+
+std::unique_ptr<Method> make_tree_method(const std::string& name, const MethodOptions& options,
+                                         const MethodResources& r) {
+  const MethodInfo info = name == "eagle"     ? eagle_method_info()
+                          : name == "lantern" ? lantern_method_info()
+                                              : lisa_method_info();
+  TreeParams p;
+  p.rule = name == "eagle" ? TreeRule::Exact : name == "lantern" ? TreeRule::Lantern : TreeRule::Lisa;
+  p.depth = static_cast<int>(option(options, info, "depth"));
+  p.top_k = static_cast<int>(option(options, info, "top_k"));
+  p.total_tokens = static_cast<int>(option(options, info, "total_tokens"));
+  std::string drafter = "eagle";
+  if (p.rule == TreeRule::Lantern) {
+    p.neighbours = static_cast<int>(option(options, info, "neighbours"));
+    p.delta = option(options, info, "delta");
+    p.lambda = option(options, info, "lambda");
+    p.static_tree = option(options, info, "static_tree") != 0;
+    if (p.lambda > 0 && p.lambda <= 1)
+      throw Error("method 'lantern': lambda must be 0 (off) or > 1, got " + std::to_string(p.lambda));
+  }
+  if (p.rule == TreeRule::Lisa) {
+    if (option(options, info, "lisa_drafter") != 0) drafter = "lisa";
+    p.soft = option(options, info, "soft") != 0;
+    p.budget = option(options, info, "budget");
+    if (p.soft && !r.soft_bounds)
+      throw Error("method 'lisa' needs soft-verification bounds, and bundle '" + r.bundle +
+                  "' has none (run: speculum-cli calibrate --bundle " + r.bundle + "; or use soft=0)");
+  }
+  const auto it = r.drafters.find(drafter);
+  if (it == r.drafters.end() || !it->second)
+    throw Error("method '" + name + "' needs the '" + drafter + "' drafter, and bundle '" + r.bundle +
+                "' has none (train one: " + "speculum-cli train drafter --bundle " + r.bundle + " --objective " +
+                drafter + " --install ...)");
+  if (p.rule != TreeRule::Exact && !r.geometry) throw Error("method '" + name + "' needs the codebook geometry");
+  return std::make_unique<TreeMethod>(p, *it->second, r);
+}
+
+TreeMethod::TreeMethod(TreeParams params, const Drafter& drafter, const MethodResources& resources)
+    : params_(params),
+      drafter_(drafter),
+      geometry_(resources.geometry),
+      bounds_(resources.soft_bounds.value_or(SoftVerificationBounds{})) {}
+
+namespace {
+
+// One step's tree growth (EAGLE-2 §A.2.4): the root's top-k children, then `depth - 1` times the best
+// `top_k` nodes of the newest level are fed to the drafter in one call (each seeing only its ancestors)
+// and each gets its top-k children; finally the best `total_tokens` nodes by cumulative log q. With a
+// static tree, ranks instead of probabilities score the nodes, so the shape does not depend on the draft.
+DraftTree grow_tree(const DecodeSession& s, const Drafter& drafter, const TreeParams& params,
+                    const at::Tensor& root_feature, int last, KVCache& draft_cache) {
+  const int max_depth = std::min(params.depth, s.total_tokens() - 1 - last);
+  DraftTree tree;
+  std::vector<at::Tensor> feature_of;  // per node: the predicted feature [rows, 1, dim] its distribution came from
+  const auto add_children = [&](int parent, const at::Tensor& q_row, const at::Tensor& feature) {
+    const auto [values, indices] = at::topk(q_row, std::min<std::int64_t>(params.top_k, q_row.size(0)));
+    const double parent_score = parent < 0 ? 0 : tree.node(parent).score;
+    std::vector<int> added;
+    for (int r = 0; r < values.size(0); ++r) {
+      const float q = values[r].item<float>();
+      if (q <= 0) break;  // outside the processed support (top-k / top-p)
+      const double score =
+          parent_score + (params.static_tree ? -static_cast<double>(r) : std::log(static_cast<double>(q)));
+      added.push_back(tree.add(static_cast<int>(indices[r].item<std::int64_t>()), parent, q, score));
+      feature_of.push_back(feature);
+    }
+    return added;
+  };
+  std::vector<int> frontier = add_children(-1, draft_distribution(s, drafter, root_feature)[0], root_feature);
+  std::vector<int> slot_node;  // drafter cache slots past the committed prefix -> tree node
+  for (int depth = 2; depth <= max_depth && !frontier.empty(); ++depth) {
+    const int f = static_cast<int>(frontier.size());
+    std::vector<std::int64_t> tokens, positions;
+    std::vector<at::Tensor> features;
+    for (int node : frontier) {
+      tokens.push_back(tree.node(node).token);
+      positions.push_back(s.position_of(last + depth - 1));
+      features.push_back(feature_of[node]);
+    }
+    // Frontier node i sees the tree slots of its ancestors and itself.
+    const int m = static_cast<int>(slot_node.size()) + f;
+    at::Tensor attend = at::zeros({f, m}, at::kBool);
+    for (int i = 0; i < f; ++i) {
+      const std::vector<int> path = tree.path_to(frontier[i]);
+      for (int j = 0; j < static_cast<int>(slot_node.size()); ++j)
+        attend[i][j] = std::find(path.begin(), path.end(), slot_node[j]) != path.end();
+      attend[i][slot_node.size() + i] = true;
+    }
+    const at::Tensor predicted =
+        drafter.forward(at::tensor(tokens, at::kLong), at::cat(features, 1), positions, attend, draft_cache);
+    slot_node.insert(slot_node.end(), frontier.begin(), frontier.end());
+    const at::Tensor q = draft_distribution(s, drafter, predicted);
+    std::vector<int> level;
+    for (int i = 0; i < f; ++i) {
+      const auto added = add_children(frontier[i], q[i], predicted.narrow(1, i, 1));
+      level.insert(level.end(), added.begin(), added.end());
+    }
+    std::stable_sort(level.begin(), level.end(), [&](int a, int b) { return tree.node(a).score > tree.node(b).score; });
+    if (static_cast<int>(level.size()) > params.top_k) level.resize(params.top_k);
+    frontier = level;
+  }
+  return tree.best(params.total_tokens);
+}
+
+}  // namespace
+
+void TreeMethod::run(DecodeSession& s) {
+  const int total = s.total_tokens();
+  KVCache draft_cache = drafter_.make_cache(s.cache().rows(), params_.depth * params_.top_k + 1);
+
+  // Step 0: the prefix's forward gives token 0, as in ar, and the first feature.
+  s.begin_step("commit");
+  ForwardInput first = s.prefix_input();
+  first.want_hidden = true;
+  ForwardOutput out = s.forward(first);
+  const at::Tensor p0 = s.distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
+  const int token0 = draw_token(p0, s.uniform(RngStream::Sample, s.step(), 0));
+  s.commit({0}, {token0}, {p0[token0].item<float>()}, s.cache().length() - 1, s.cache().length());
+  s.end_step(1.0);
+
+  // Inputs the drafter has not seen yet: committed tokens with the target features that predicted them.
+  std::vector<std::int64_t> pending_tokens = {token0};
+  at::Tensor pending_features = out.hidden.narrow(1, out.hidden.size(1) - 1, 1);
+  int last = 0;  // raster of the newest committed token; the target has not read it yet
+  while (last + 1 < total && !s.cancel_requested()) {
+    s.begin_step("verify");
+    const int fresh = static_cast<int>(pending_tokens.size());
+    std::vector<std::int64_t> fresh_positions;
+    for (int i = 0; i < fresh; ++i) fresh_positions.push_back(s.position_of(last - fresh + 1 + i));
+    const at::Tensor caught_up =
+        drafter_.forward(at::tensor(pending_tokens, at::kLong), pending_features, fresh_positions, {}, draft_cache);
+    const int committed_slots = draft_cache.length();
+    const DraftTree tree = grow_tree(s, drafter_, params_, caught_up.narrow(1, fresh - 1, 1), last, draft_cache);
+    draft_cache.truncate(committed_slots);
+
+    Draft draft{s.step(), 0, "tree", {}, {}, {}, {}, {}};
+    for (const DraftNode& n : tree.nodes()) {
+      draft.cells.push_back(s.cell_of(last + n.depth));
+      draft.tokens.push_back(n.token);
+      draft.q_of_token.push_back(n.q);
+      draft.tree_parent.push_back(n.parent);
+      draft.tree_depth.push_back(n.depth);
+    }
+    s.emit(draft);
+
+    // One target forward over [last committed token ; tree] with tree attention.
+    ForwardInput in;
+    std::vector<std::int64_t> tokens = {s.tokens()[last]};
+    for (const DraftNode& n : tree.nodes()) tokens.push_back(n.token);
+    in.tokens = at::tensor(tokens, at::kLong);
+    in.positions = tree.positions(s.position_of(last));
+    in.attend = tree.attend_mask();
+    in.want_hidden = true;
+    const int kv_begin = s.cache().length();
+    out = s.forward(in);
+    const at::Tensor p_rows = s.distribution(out.logits).to(at::kCPU).contiguous();  // row 0: root, row 1 + i: node i
+
+    // Walk from the root: children in draft-rank order, each tried under the (adjusted) target distribution.
+    Verify verify{s.step(), 0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    std::vector<int> path;
+    int current = -1;
+    at::Tensor p = p_rows[0];
+    bool residual = false;
+    double soft_budget = params_.budget * bounds_.delta_max;
+    for (bool advanced = true; advanced;) {
+      advanced = false;
+      for (int child : tree.children(current)) {
+        const DraftNode& node = tree.node(child);
+        const double u = s.uniform(RngStream::Accept, s.step(), child);
+        const double p_x = p[node.token].item<double>();
+        PooledProbability pool;
+        double acceptance = p_x;  // deterministic top-k drafts: q is one-hot at the draft
+        if (params_.rule == TreeRule::Lantern) {
+          pool = lantern_pool(p, node.token, geometry_->nearest(node.token),
+                              std::min(params_.neighbours, geometry_->neighbours()), params_.delta, params_.lambda);
+          acceptance = std::min(1.0, pool.p_tilde);
+        }
+        Decision decision =
+            u < acceptance ? (u < p_x ? Decision::StrictAccept : Decision::SoftAccept) : Decision::Reject;
+        SoftScore soft{-1, -1, 0, 0, 0, false};
+        if (decision == Decision::Reject && params_.rule == TreeRule::Lisa && params_.soft) {
+          soft = lisa_soft_score(p, node.token, geometry_->whitened(), bounds_, soft_budget);
+          if (soft.accept) {
+            decision = Decision::SoftAccept;
+            soft_budget -= soft.delta;
+          }
+        }
+        verify.cells.push_back(s.cell_of(last + node.depth));
+        verify.tokens.push_back(node.token);
+        verify.p_of_token.push_back(static_cast<float>(p_x));
+        verify.q_of_token.push_back(node.q);
+        verify.ratio.push_back(static_cast<float>(acceptance));
+        verify.u.push_back(static_cast<float>(u));
+        if (params_.rule == TreeRule::Lantern) verify.pooled_p.push_back(static_cast<float>(pool.p_tilde));
+        verify.decisions.push_back(decision);
+        verify.nodes.push_back(child);
+        verify.soft_delta.push_back(static_cast<float>(soft.delta));
+        verify.soft_g.push_back(static_cast<float>(soft.g));
+        verify.soft_score.push_back(static_cast<float>(soft.score));
+        if (decision != Decision::Reject) {
+          path.push_back(child);
+          current = child;
+          p = p_rows[child + 1];
+          residual = false;
+          advanced = true;
+          break;
+        }
+        std::vector<int> removed = {node.token};
+        removed.insert(removed.end(), pool.neighbours.begin(), pool.neighbours.end());
+        p = remove_tokens(p, removed);
+        residual = true;
+      }
+    }
+    if (params_.rule != TreeRule::Lisa || !params_.soft) {
+      verify.soft_delta.clear();
+      verify.soft_g.clear();
+      verify.soft_score.clear();
+    }
+    if (!verify.cells.empty()) s.emit(verify);
+
+    // Keep the KV rows of the root and the accepted path; drop the rest of the tree.
+    std::vector<int> keep = {kv_begin};
+    std::vector<std::int64_t> feature_rows = {0};
+    for (int node : path) {
+      keep.push_back(kv_begin + 1 + node);
+      feature_rows.push_back(1 + node);
+    }
+    s.cache().compact(kv_begin, keep);
+    s.emit(KVRollback{s.step(), s.cache().length()});
+
+    std::vector<int> rasters, committed;
+    std::vector<float> probabilities;
+    pending_tokens.clear();
+    int parent_row = 0;
+    for (int node : path) {
+      rasters.push_back(last + static_cast<int>(rasters.size()) + 1);
+      committed.push_back(tree.node(node).token);
+      probabilities.push_back(p_rows[parent_row][tree.node(node).token].item<float>());
+      pending_tokens.push_back(tree.node(node).token);
+      parent_row = node + 1;
+    }
+    const int bonus_raster = last + static_cast<int>(path.size()) + 1;
+    if (bonus_raster < total) {
+      const int bonus = draw_token(p, s.uniform(RngStream::Sample, s.step(), 0));
+      s.emit(Resample{s.step(),
+                      0,
+                      residual ? "residual" : "target",
+                      {s.cell_of(bonus_raster)},
+                      {-1},
+                      {bonus},
+                      {p[bonus].item<float>()}});
+      rasters.push_back(bonus_raster);
+      committed.push_back(bonus);
+      probabilities.push_back(p[bonus].item<float>());
+      pending_tokens.push_back(bonus);
+    }
+    s.commit(rasters, committed, probabilities, kv_begin, kv_begin + static_cast<int>(keep.size()));
+    pending_features = out.hidden.index_select(1, at::tensor(feature_rows, at::kLong).to(out.hidden.device()))
+                           .narrow(1, 0, static_cast<std::int64_t>(pending_tokens.size()));
+    last = rasters.back();
+    const int tried = static_cast<int>(verify.cells.size());
+    s.end_step(tried ? static_cast<double>(path.size()) / tried : 0.0);
+  }
+}
+
+}  // namespace speculum

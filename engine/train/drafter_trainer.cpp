@@ -1,0 +1,224 @@
+#include "train/drafter_trainer.h"
+
+#include <c10/core/InferenceMode.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "error.h"
+#include "models/random_weights.h"
+#include "sampling/counter_rng.h"
+
+namespace speculum {
+
+DrafterObjective parse_drafter_objective(const std::string& name) {
+  if (name == "eagle") return DrafterObjective::Eagle;
+  if (name == "lisa") return DrafterObjective::Lisa;
+  throw Error("unknown drafter objective '" + name + "' (allowed: eagle, lisa)");
+}
+
+const char* drafter_objective_name(DrafterObjective objective) {
+  return objective == DrafterObjective::Lisa ? "lisa" : "eagle";
+}
+
+double codebook_locality_radius(const at::Tensor& codes, int neighbours) {
+  const at::Tensor c = codes.to(at::kCPU, at::kFloat);
+  const auto k = std::min<std::int64_t>(neighbours, c.size(0) - 1);
+  if (k < 1) throw Error("the codebook needs at least two codes");
+  const at::Tensor distances = at::cdist(c, c);  // self at distance 0 is the first of each row
+  return std::get<0>(at::topk(distances, k + 1, -1, /*largest=*/false)).select(1, k).mean().item<double>();
+}
+
+TensorMap initial_drafter_weights(const GptConfig& target, std::uint64_t seed) {
+  TensorMap w = random_weights(drafter_tensor_specs(target), seed);
+  at::NoGradGuard no_grad;
+  for (auto& [name, t] : w)
+    if (t.dim() == 2) t.normal_(0, 0.02);
+  const auto d = target.dim;
+  at::Tensor& fc = w.at("fc.weight");
+  fc.mul_(0.1);
+  fc.narrow(1, d, d).add_(at::eye(d));  // the feature half passes through
+  w.at("layers.0.attention.wo.weight").zero_();
+  w.at("layers.0.feed_forward.w2.weight").zero_();
+  return w;
+}
+
+namespace {
+
+// Teacher-forced target features [B, N, dim] (no gradient) of corpus images `rows`; column i predicts token i.
+at::Tensor target_features(const Transformer& target, const TokenizedCorpus& corpus,
+                           const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption,
+                           at::Tensor& tokens) {
+  at::NoGradGuard no_grad;
+  std::vector<std::vector<int>> words;
+  for (auto r : rows) words.push_back(corpus.words.at(r));
+  tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(target.device());
+  const auto [prefix, attendable] = target.caption_batch(words, null_caption);
+  return target.forward_teacher_hidden(prefix, attendable, tokens);
+}
+
+// Per-position drafting terms: the drafter's predicted features for inputs 0..N-2 against the target's
+// features 1..N-1.
+struct DraftTerms {
+  at::Tensor feature_loss;  // [B, N-1]
+  at::Tensor ce;            // [B, N-1]
+};
+
+// Locality-Informed Distillation's pieces, computed once from the codebook.
+struct Locality {
+  at::Tensor within_radius;  // [V, V] float: 1 where codes u and v are within ρ
+  at::Tensor smoothing;      // [V, V] row-stochastic kernel exp(-|E_u - E_v|² / σ²)
+};
+
+Locality locality_of(const at::Tensor& codes, int neighbours) {
+  const at::Tensor c = codes.to(at::kFloat);
+  const double rho = codebook_locality_radius(c, neighbours);
+  const at::Tensor distances = at::cdist(c, c);
+  // σ = ρ / 2: a code keeps most of its own mass and shares the rest with the codes inside its ball.
+  const at::Tensor kernel = at::exp(-distances.pow(2) / (0.25 * rho * rho));
+  return {(distances <= rho).to(at::kFloat), kernel / kernel.sum(-1, true)};
+}
+
+}  // namespace
+
+DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, int images) {
+  c10::InferenceMode inference;
+  const Transformer& target = drafter.target();
+  double acceptance = 0, top1 = 0;
+  std::int64_t count = 0;
+  const std::int64_t n = std::min<std::int64_t>(images, corpus.size());
+  for (std::int64_t i = 0; i < n; i += 16) {
+    std::vector<std::int64_t> rows;
+    for (std::int64_t j = i; j < std::min<std::int64_t>(i + 16, n); ++j) rows.push_back(j);
+    at::Tensor tokens;
+    const at::Tensor h = target_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
+    const auto len = tokens.size(1);
+    const at::Tensor predicted = drafter.forward_teacher(tokens.narrow(1, 0, len - 1), h.narrow(1, 0, len - 1));
+    const at::Tensor p = at::softmax(target.head(h.narrow(1, 1, len - 1)), -1);
+    const at::Tensor q = at::softmax(target.head(predicted), -1);
+    acceptance += at::minimum(p, q).sum(-1).sum().item<double>();
+    top1 += (p.argmax(-1) == q.argmax(-1)).sum().item<double>();
+    count += p.size(0) * p.size(1);
+  }
+  return count ? DrafterFit{acceptance / count, top1 / count} : DrafterFit{};
+}
+
+TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, const DrafterTrainParams& params,
+                        const std::string& run_dir, const TokenizedCorpus& corpus, const TokenizedCorpus& held_out,
+                        const ProgressLine& progress, const std::atomic<bool>* stop) {
+  const GptConfig& g = target.config();
+  if (corpus.size() == 0) throw Error("the training corpus is empty");
+  if (corpus.codes.size(1) != g.image_tokens())
+    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the target's grid has " +
+                std::to_string(g.image_tokens()));
+  if (codes.size(0) != g.vocab_size)
+    throw Error("the codebook has " + std::to_string(codes.size(0)) + " codes; the target's vocabulary has " +
+                std::to_string(g.vocab_size));
+  const std::string ckpt = checkpoint_dir(run_dir);
+  std::filesystem::create_directories(ckpt);
+  CheckpointState state;
+  const bool resume = read_checkpoint_state(run_dir, state);
+  const auto specs = drafter_tensor_specs(g);
+  TensorMap weights = resume ? load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU)
+                             : initial_drafter_weights(g, params.seed);
+  if (resume) progress("resuming drafter training at step " + std::to_string(state.step));
+  std::vector<at::Tensor> parameters;
+  for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
+  const Drafter drafter(target, weights);
+  torch::optim::AdamW optimizer(
+      parameters,
+      torch::optim::AdamWOptions(params.schedule.peak_lr).betas({0.9, 0.95}).weight_decay(params.weight_decay));
+  if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
+
+  const bool lisa = params.objective == DrafterObjective::Lisa;
+  const Locality locality = lisa ? locality_of(codes, params.locality_neighbours) : Locality{};
+  const double log_vocab = std::log(static_cast<double>(g.vocab_size));
+
+  const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
+  TrainingLog log(run_dir, {"loss", "feature_loss", "ce", "lr", "grad_norm", "held_out_acceptance", "held_out_top1"},
+                  last_step, state);
+  DrafterFit fit{state.values.count("held_out_acceptance") ? state.values["held_out_acceptance"] : 0,
+                 state.values.count("held_out_top1") ? state.values["held_out_top1"] : 0};
+  for (int step = state.step; step < last_step; ++step) {
+    const double lr = params.schedule.lr_at(step);
+    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    std::vector<std::int64_t> rows;
+    std::vector<bool> dropped;
+    for (int i = 0; i < params.batch; ++i) {
+      rows.push_back(std::min<std::int64_t>(
+          corpus.size() - 1,
+          static_cast<std::int64_t>(counter_uniform(params.seed, RngStream::Data, step, 3 * i) * corpus.size())));
+      dropped.push_back(counter_uniform(params.seed, RngStream::Data, step, 3 * i + 1) < params.caption_dropout);
+    }
+    at::Tensor tokens;
+    const at::Tensor h = target_features(target, corpus, rows, dropped, tokens);
+    const auto len = tokens.size(1);
+    at::Tensor inputs = h.narrow(1, 0, len - 1);
+    const at::Tensor wanted = h.narrow(1, 1, len - 1);
+    if (params.feature_noise > 0) {
+      const at::Tensor rms = inputs.pow(2).mean().sqrt();
+      const at::Tensor u = at::rand(inputs.sizes(), at::TensorOptions().dtype(at::kFloat).device(inputs.device()));
+      inputs = inputs + (u - 0.5) * (params.feature_noise * std::sqrt(12.0)) * rms;  // std = noise × RMS
+    }
+    const at::Tensor predicted = drafter.forward_teacher(tokens.narrow(1, 0, len - 1), inputs);
+    at::Tensor p;
+    {
+      at::NoGradGuard no_grad;
+      p = at::softmax(target.head(wanted), -1);
+    }
+    const at::Tensor log_q = at::log_softmax(target.head(predicted), -1);
+    const at::Tensor feature_loss = at::smooth_l1_loss(predicted, wanted, at::Reduction::None).mean(-1);
+    at::Tensor soft_target = p;
+    at::Tensor weight = at::ones_like(feature_loss);
+    if (lisa) {
+      at::NoGradGuard no_grad;
+      if (params.lisa_smoothing) soft_target = at::matmul(p, locality.smoothing);
+      if (params.lisa_weights) {
+        const at::Tensor entropy = -(p * p.clamp_min(1e-12).log()).sum(-1) / log_vocab;
+        const at::Tensor local_mass =
+            (p * locality.within_radius.index_select(0, p.argmax(-1).reshape({-1})).reshape(p.sizes())).sum(-1);
+        const at::Tensor raw = entropy * local_mass;
+        weight = (raw / raw.mean().clamp_min(1e-12)).clamp(params.weight_min, params.weight_max);
+      }
+    }
+    const at::Tensor ce = -(soft_target * log_q).sum(-1);
+    const at::Tensor loss = (weight * (feature_loss + params.ce_weight * ce)).mean();
+    optimizer.zero_grad();
+    loss.backward();
+    const double grad_norm = clip_gradients(parameters, params.grad_clip);
+    optimizer.step();
+
+    const bool checkpoint =
+        (step + 1) % params.checkpoint_every == 0 || step + 1 == last_step || (stop && stop->load());
+    if (checkpoint && held_out.size() > 0) fit = drafter_fit(drafter, held_out, params.held_out_images);
+    if ((step + 1) % params.log_every == 0 || checkpoint) {
+      const std::vector<double> values = {loss.item<double>(),
+                                          feature_loss.mean().item<double>(),
+                                          ce.mean().item<double>(),
+                                          lr,
+                                          grad_norm,
+                                          fit.acceptance,
+                                          fit.top1};
+      log.row(step + 1, values);
+      progress(log.progress(step, values));
+    }
+    if (checkpoint) {
+      save_tensors(ckpt + "/weights.safetensors", drafter.weights());
+      torch::save(optimizer, ckpt + "/optimizer.pt.partial");
+      std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
+      state.step = step + 1;
+      state.values["held_out_acceptance"] = fit.acceptance;
+      state.values["held_out_top1"] = fit.top1;
+      state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
+      write_checkpoint_state(run_dir, state);
+    }
+    if (stop && stop->load()) break;
+  }
+  TensorMap out;
+  for (const auto& [name, t] : drafter.weights()) out[name] = t.detach().clone();
+  return out;
+}
+
+}  // namespace speculum

@@ -1,0 +1,387 @@
+// The speculative methods end to end: lossless methods reproduce ar's distribution over whole grids of a
+// toy model (chi-squared over 10^5 draws; a relaxed rule fails the same test), the drafter's tree
+// forward, the cache after a tree run equals one built token by token, LISA keeps strict acceptance as
+// its floor, every method is deterministic and its metrics are what its events say, and bad requests
+// name what is wrong.
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <map>
+
+#include <ATen/Parallel.h>
+
+#include "decoding/codebook_geometry.h"
+#include "decoding/method.h"
+#include "decoding/tree_method.h"
+#include "io/bundle.h"
+#include "models/drafter.h"
+#include "models/transformer.h"
+#include "sampling/distribution.h"
+#include "speculum.h"
+#include "test_helpers.h"
+
+using namespace speculum;
+
+namespace {
+
+const std::vector<std::string> kSpeculative = {"eagle", "lantern", "lisa", "sjd"};
+
+std::unique_ptr<Engine> load(const std::string& dir) {
+  EngineParams p;
+  p.bundle_dir = dir;
+  p.device = "cpu";
+  return Engine::load(p);
+}
+
+Transformer load_target(const BundleManifest& m) {
+  return Transformer(
+      m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU), at::kCPU);
+}
+
+// Upper 1e-4 tail of chi-squared with `df` degrees of freedom (Wilson-Hilferty).
+double chi2_critical(int df) {
+  const double z = 3.719, a = 2.0 / (9.0 * df);
+  return df * std::pow(1 - a + z * std::sqrt(a), 3);
+}
+
+}  // namespace
+
+class TestSpeculative : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  std::string toy_dir_;
+  std::unique_ptr<Engine> toy_;
+  std::unique_ptr<Engine> text_;
+  std::vector<double> exact_;  // probability of each toy grid, index = base-4 digits in raster order
+  SamplingParams toy_sampling_;
+
+  static constexpr int kToyVocab = 4;
+  static constexpr int kToyCells = 4;  // a 2x2 grid
+
+  std::vector<double> exact_grid_distribution() {
+    c10::InferenceMode inference;
+    const BundleManifest m = read_manifest(toy_dir_);
+    const Transformer target = load_target(m);
+    const ConditionPrefix prefix = target.class_prefix(0, 2);
+    std::vector<double> probability(static_cast<std::size_t>(std::pow(kToyVocab, kToyCells)));
+    for (std::size_t g = 0; g < probability.size(); ++g) {
+      std::vector<std::int64_t> tokens(kToyCells);
+      for (int i = 0, rest = static_cast<int>(g); i < kToyCells; ++i, rest /= kToyVocab)
+        tokens[kToyCells - 1 - i] = rest % kToyVocab;
+      KVCache cache = target.make_cache(2, 0);
+      ForwardInput in;
+      in.embeddings = prefix.embeddings;
+      in.positions = target.prefix_positions();
+      in.attendable = prefix.attendable;
+      in.logits_last = 1;
+      const at::Tensor first = target_distribution(target.forward(in, cache).logits, toy_sampling_);
+      ForwardInput rest;
+      rest.tokens = at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end() - 1), at::kLong);
+      for (int i = 0; i < kToyCells - 1; ++i) rest.positions.push_back(m.target.cls_token_num + i);
+      const at::Tensor next = target_distribution(target.forward(rest, cache).logits, toy_sampling_);
+      double p = first[0][tokens[0]].item<double>();
+      for (int i = 1; i < kToyCells; ++i) p *= next[i - 1][tokens[i]].item<double>();
+      probability[g] = p;
+    }
+    return probability;
+  }
+
+  // Chi-squared statistic and degrees of freedom of `draws` grids from `method` against the exact law
+  // (bins expected below 5 are pooled). Runs the method on the engine's own parts without the engine's
+  // per-request work (logging, image decoding), which would dominate on a 2x2 grid.
+  std::pair<double, int> chi2(const std::string& method, const MethodOptions& options, int draws) {
+    c10::InferenceMode inference;
+    const BundleManifest m = read_manifest(toy_dir_);
+    const Transformer target = load_target(m);
+    std::map<std::string, std::unique_ptr<Drafter>> drafters;
+    MethodResources resources;
+    resources.bundle = m.dir;
+    for (const auto& [name, entry] : m.drafters) {
+      drafters[name] = std::make_unique<Drafter>(
+          target, load_tensors(SafetensorsFile::open(m.drafter_path(name)), drafter_tensor_specs(m.target), at::kCPU));
+      resources.drafters[name] = drafters[name].get();
+    }
+    const CodebookGeometry geometry(at::randn({kToyVocab, 8}), 3);  // the toy's codes are random anyway
+    resources.geometry = &geometry;
+    resources.soft_bounds = m.soft_verification;
+    const auto decoder = make_method(method, options, resources);
+    const ConditionPrefix prefix = target.class_prefix(0, 2);
+    std::vector<int> counts(exact_.size(), 0);
+    for (int s = 0; s < draws; ++s) {
+      KVCache cache = target.make_cache(2, decoder->extra_cache_slots());
+      DecodeSession session(target, cache, prefix, toy_sampling_, static_cast<std::uint64_t>(s), {}, {}, nullptr);
+      decoder->run(session);
+      int g = 0;
+      for (int t : session.tokens()) g = g * kToyVocab + t;
+      ++counts[g];
+    }
+    double statistic = 0, pooled_expected = 0, pooled_observed = 0;
+    int bins = 0;
+    for (std::size_t g = 0; g < exact_.size(); ++g) {
+      const double expected = exact_[g] * draws;
+      if (expected < 5) {
+        pooled_expected += expected;
+        pooled_observed += counts[g];
+        continue;
+      }
+      statistic += std::pow(counts[g] - expected, 2) / expected;
+      ++bins;
+    }
+    if (pooled_expected >= 5) {
+      statistic += std::pow(pooled_observed - pooled_expected, 2) / pooled_expected;
+      ++bins;
+    }
+    return {statistic, bins - 1};
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    at::set_num_threads(1);  // a 2x2 grid's ops are too small to share
+    toy_dir_ = dir_.path().toStdString() + "/toy";
+    RandomBundleParams toy;
+    toy.out_dir = toy_dir_;
+    toy.preset = "tiny";
+    toy.condition = "class";
+    toy.dim = 32;
+    toy.n_layer = 1;
+    toy.n_head = 2;
+    toy.grid = 2;
+    toy.vocab = kToyVocab;
+    toy.seed = 3;
+    create_random_bundle(toy);
+    toy_ = load(toy_dir_);
+    toy_sampling_.cfg_scale = 2.0f;
+    exact_ = exact_grid_distribution();
+    double total = 0;
+    for (double p : exact_) total += p;
+    QVERIFY(std::abs(total - 1) < 1e-4);
+    text_ = load(test::bundles_dir() + "/tiny-text");
+  }
+
+  void lossless_methods_reproduce_the_target_distribution_data() {
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QString>("option");
+    QTest::addColumn<double>("value");
+    QTest::addColumn<bool>("lossless");
+    QTest::addColumn<int>("draws");
+    QTest::newRow("ar") << "ar"
+                        << "" << 0.0 << true << 20000;
+    QTest::newRow("eagle") << "eagle"
+                           << "" << 0.0 << true << 100000;
+    QTest::newRow("eagle, a chain") << "eagle"
+                                    << "top_k" << 1.0 << true << 20000;
+    QTest::newRow("sjd, left-neighbour init") << "sjd"
+                                              << "" << 0.0 << true << 100000;
+    QTest::newRow("sjd, random init") << "sjd"
+                                      << "init" << 1.0 << true << 20000;
+    QTest::newRow("lisa, drafter only") << "lisa"
+                                        << "soft" << 0.0 << true << 20000;
+    // The same test on a deliberately relaxed rule must fail: LANTERN pooling half the mass.
+    QTest::newRow("lantern delta 0.5 (lossy)") << "lantern"
+                                               << "delta" << 0.5 << false << 20000;
+  }
+  void lossless_methods_reproduce_the_target_distribution() {
+    QFETCH(QString, method);
+    QFETCH(QString, option);
+    QFETCH(double, value);
+    QFETCH(bool, lossless);
+    QFETCH(int, draws);
+    MethodOptions options;
+    if (!option.isEmpty()) options[option.toStdString()] = value;
+    const auto [statistic, df] = chi2(method.toStdString(), options, draws);
+    const double critical = chi2_critical(df);
+    qInfo("%s, %d draws: chi2 %.1f on %d degrees of freedom (critical %.1f at p = 1e-4)", qPrintable(method), draws,
+          statistic, df, critical);
+    QVERIFY(df > 50);
+    if (lossless)
+      QVERIFY(statistic < critical);
+    else
+      QVERIFY(statistic > critical);
+  }
+
+  void drafter_tree_calls_match_its_teacher_forward() {
+    // A path grown over three cached calls (each seeing only its own ancestors among decoys) predicts the
+    // same features as one causal pass over the path.
+    c10::InferenceMode inference;
+    const BundleManifest m = read_manifest(test::bundles_dir() + "/tiny-text");
+    const Transformer target = load_target(m);
+    const Drafter drafter(
+        target, load_tensors(SafetensorsFile::open(m.drafter_path("eagle")), drafter_tensor_specs(m.target), at::kCPU));
+    const auto dim = m.target.dim;
+    const at::Tensor features = at::randn({1, 4, dim});
+    const std::vector<std::int64_t> path = {3, 9, 4, 7};
+    const at::Tensor whole = drafter.forward_teacher(at::tensor(path, at::kLong).unsqueeze(0), features);
+    KVCache cache = drafter.make_cache(1, 16);
+    const auto pos = [&](int i) { return static_cast<std::int64_t>(m.target.cls_token_num + i); };
+    const at::Tensor first = drafter.forward(at::tensor({path[0], path[1]}, at::kLong), features.narrow(1, 0, 2),
+                                             {pos(0), pos(1)}, {}, cache);
+    // Call 2: the path's third token beside a decoy sibling (slot order: [decoy, path]); each sees its ancestors.
+    at::Tensor attend = at::zeros({2, 2}, at::kBool);
+    attend[0][0] = attend[1][1] = true;
+    const at::Tensor second = drafter.forward(at::tensor({std::int64_t{1}, path[2]}, at::kLong),
+                                              at::cat({at::randn({1, 1, dim}), features.narrow(1, 2, 1)}, 1),
+                                              {pos(2), pos(2)}, attend, cache);
+    // Call 3: the last token sees the path slot of call 2, not the decoy.
+    at::Tensor attend3 = at::zeros({1, 3}, at::kBool);
+    attend3[0][1] = attend3[0][2] = true;
+    const at::Tensor third =
+        drafter.forward(at::tensor({path[3]}, at::kLong), features.narrow(1, 3, 1), {pos(3)}, attend3, cache);
+    const at::Tensor incremental = at::cat({first, second.narrow(1, 1, 1), third}, 1);
+    QVERIFY2(at::allclose(incremental, whole, 1e-4, 1e-4), "tree-masked drafter calls differ from the causal pass");
+  }
+
+  void cache_after_a_tree_run_equals_token_by_token() {
+    c10::InferenceMode inference;
+    const BundleManifest m = read_manifest(test::bundles_dir() + "/tiny-text");
+    const Transformer target = load_target(m);
+    const Drafter drafter(
+        target, load_tensors(SafetensorsFile::open(m.drafter_path("eagle")), drafter_tensor_specs(m.target), at::kCPU));
+    MethodResources resources;
+    resources.bundle = m.dir;
+    resources.drafters["eagle"] = &drafter;
+    SamplingParams sampling;
+    sampling.cfg_scale = 3.0f;
+    const ConditionPrefix prefix = target.text_prefix({1, 2, 3}, 2);
+    KVCache cache = target.make_cache(2, 64);
+    int longest_step = 0;
+    DecodeSession session(
+        target, cache, prefix, sampling, 17,
+        [&](const Event& e) {
+          if (const auto* c = std::get_if<Commit>(&e)) longest_step = std::max<int>(longest_step, c->cells.size());
+        },
+        {}, nullptr);
+    make_method("eagle", {}, resources)->run(session);
+    QVERIFY(session.complete());
+    QVERIFY(longest_step > 1);  // the test means something only if tree paths were accepted
+    // The reference: the prefix, then every committed token but the last, one forward each.
+    KVCache reference = target.make_cache(2, 0);
+    ForwardInput in;
+    in.embeddings = prefix.embeddings;
+    in.positions = target.prefix_positions();
+    in.attendable = prefix.attendable;
+    target.forward(in, reference);
+    for (int i = 0; i + 1 < session.total_tokens(); ++i) {
+      ForwardInput step;
+      step.tokens = at::tensor({static_cast<std::int64_t>(session.tokens()[i])}, at::kLong);
+      step.positions = {session.position_of(i)};
+      target.forward(step, reference);
+    }
+    QCOMPARE(cache.length(), reference.length());
+    QCOMPARE(cache.positions(), reference.positions());
+    for (int l = 0; l < m.target.n_layer; ++l) {
+      QVERIFY(at::allclose(cache.keys(l, cache.length()), reference.keys(l, reference.length()), 1e-4, 1e-4));
+      QVERIFY(at::allclose(cache.values(l, cache.length()), reference.values(l, reference.length()), 1e-4, 1e-4));
+    }
+  }
+
+  void every_method_is_deterministic_and_its_metrics_are_its_events() {
+    for (const std::string& method : kSpeculative) {
+      GenerateParams p;
+      p.prompt = "a red circle above a blue square";
+      p.seed = 4;
+      p.method = method;
+      std::vector<Event> events;
+      Callbacks cb;
+      cb.event = [&](const Event& e) { events.push_back(e); };
+      const GenerateResult a = text_->generate(p, cb);
+      QCOMPARE(text_->generate(p).tokens, a.tokens);
+      p.seed = 5;
+      QVERIFY(text_->generate(p).tokens != a.tokens);
+      int nfe = 0, committed = 0, steps = 0;
+      for (const Event& e : events) {
+        if (const auto* s = std::get_if<StepEnd>(&e)) {
+          nfe += s->fwd_passes_step;
+          QVERIFY(s->fwd_passes_step <= 1);  // at most one target forward per step
+          ++steps;
+        }
+        if (const auto* c = std::get_if<Commit>(&e)) committed += static_cast<int>(c->cells.size());
+      }
+      QCOMPARE(committed, 64);
+      QCOMPARE(a.metrics.tokens, 64);
+      QCOMPARE(a.metrics.nfe, nfe);
+      QCOMPARE(a.metrics.mean_accepted_length(), 64.0 / nfe);
+      QVERIFY2(nfe < 64, qPrintable(QString::fromStdString(method) + " used " + QString::number(nfe) + " forwards"));
+      for (int t : a.tokens) QVERIFY(t >= 0 && t < text_->info().vocab_size);
+    }
+  }
+
+  void lisa_keeps_strict_acceptance_as_its_floor() {
+    GenerateParams p;
+    p.prompt = "two green stars";
+    p.method = "lisa";
+    int soft = 0, strict = 0;
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      p.seed = seed;
+      Callbacks cb;
+      cb.event = [&](const Event& e) {
+        const auto* v = std::get_if<Verify>(&e);
+        if (!v) return;
+        for (std::size_t i = 0; i < v->cells.size(); ++i) {
+          const bool strictly = v->u[i] < v->p_of_token[i];
+          if (strictly) QCOMPARE(v->decisions[i], Decision::StrictAccept);  // never rejected, never relabelled
+          if (v->decisions[i] == Decision::SoftAccept) {
+            QVERIFY(!strictly);
+            QVERIFY(v->soft_score[i] >= 0 && v->soft_delta[i] >= 0);
+            ++soft;
+          }
+          strict += v->decisions[i] == Decision::StrictAccept;
+        }
+      };
+      text_->generate(p, cb);
+    }
+    QVERIFY(soft > 0);
+    QVERIFY(strict > 0);
+    // Switching soft verification off leaves only strict decisions.
+    p.method_options["soft"] = 0;
+    bool any_soft = false;
+    Callbacks cb;
+    cb.event = [&](const Event& e) {
+      if (const auto* v = std::get_if<Verify>(&e))
+        for (Decision d : v->decisions) any_soft |= d == Decision::SoftAccept;
+    };
+    text_->generate(p, cb);
+    QVERIFY(!any_soft);
+  }
+
+  void bad_requests_name_the_problem() {
+    GenerateParams p;
+    p.prompt = "a red circle";
+    p.method = "eagle";
+    p.method_options["depth"] = 0;
+    EXPECT_ERROR(text_->generate(p), "method 'eagle': depth = 0.000000 is outside [1.000000, 16.000000]");
+    p.method_options = {{"delta", 0.1}};
+    EXPECT_ERROR(text_->generate(p), "method 'eagle' has no parameter 'delta' (allowed: depth, top_k, total_tokens)");
+    p.method = "lantern";
+    p.method_options = {{"lambda", 0.5}};
+    EXPECT_ERROR(text_->generate(p), "lambda must be 0 (off) or > 1");
+    p.method = "sjd";
+    p.method_options = {{"window", 1}};
+    EXPECT_ERROR(text_->generate(p), "window = 1.000000 is outside [2.000000, 64.000000]");
+  }
+
+  void a_bundle_without_drafters_lists_and_explains_what_it_cannot_run() {
+    const std::string dir = dir_.path().toStdString() + "/bare";
+    RandomBundleParams bare;
+    bare.out_dir = dir;
+    bare.preset = "tiny";
+    bare.drafters = false;
+    create_random_bundle(bare);
+    const auto engine = load(dir);
+    QCOMPARE(engine->info().methods, (std::vector<std::string>{"ar", "sjd"}));
+    QCOMPARE(text_->info().methods, (std::vector<std::string>{"ar", "eagle", "lantern", "lisa", "sjd"}));
+    GenerateParams p;
+    p.prompt = "a red circle";
+    p.method = "eagle";
+    EXPECT_ERROR(engine->generate(p), "method 'eagle' needs the 'eagle' drafter, and bundle '" + dir + "' has none");
+    p.method = "lisa";
+    EXPECT_ERROR(engine->generate(p), "method 'lisa' needs soft-verification bounds");
+    p.method_options["soft"] = 0;
+    EXPECT_ERROR(engine->generate(p), "needs the 'lisa' drafter");
+    p.method = "sjd";
+    p.method_options.clear();
+    QCOMPARE(engine->generate(p).metrics.tokens, 64);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpeculative)
+#include "test_speculative.moc"
