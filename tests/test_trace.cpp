@@ -163,7 +163,8 @@ class TestTrace : public QObject {
     const Timeline timeline(sample_events());
     const std::string first = explain_step(timeline.events_of_step(0), 0, 2);
     QVERIFY2(first.find("Step 1 of 2.") == 0, first.c_str());
-    QVERIFY2(first.find("proposed 3 tokens") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("grew a tree of 3 candidate tokens") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("At (0, 1), token 6 (target p 0.01, u 0.9) was rejected") != std::string::npos, first.c_str());
     QVERIFY2(first.find("1 accepted (u < p/q), 1 rejected") != std::string::npos, first.c_str());
     QVERIFY2(first.find("residual distribution") != std::string::npos, first.c_str());
     const std::string second = explain_step(timeline.events_of_step(1), 1, 2);

@@ -99,6 +99,39 @@ class TestVisualizers : public QObject {
     QCOMPARE(lines.pixelColor(0, 0).alpha(), 0);          // no border line
   }
 
+  void origin_layer_keeps_how_tokens_were_decided_after_the_commit() {
+    GridState grid = hand_made();
+    // Everything is committed: the token-state layer goes clear, the origin layer keeps the decisions.
+    grid.apply(Resample{1, 0, "target", {{1, 0}}, {-1}, {5}, {0.3f}});
+    grid.apply(Commit{1, {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}}, {1, 2, 8, 5, 7}, {}, 0, 5});
+    const int px = 2;
+    const QImage image = vis::paint_origin_layer(grid, px);
+    auto at = [&](int r, int c) { return image.pixelColor(c * px, r * px); };
+    QCOMPARE(at(0, 0), vis::origin_color(CellOrigin::StrictAccept));
+    QCOMPARE(at(0, 1), vis::origin_color(CellOrigin::SoftAccept));
+    QCOMPARE(at(1, 0), vis::origin_color(CellOrigin::Target));
+    QCOMPARE(at(1, 1), vis::origin_color(CellOrigin::Residual));
+    QCOMPARE(at(0, 2).alpha(), 0);  // rejected, then committed without a resample event: unknown
+    QCOMPARE(at(1, 2).alpha(), 0);  // committed without verification (ar)
+    QVERIFY(vis::origin_color(CellOrigin::SoftAccept) != vis::origin_color(CellOrigin::StrictAccept));
+    QCOMPARE(vis::paint_token_state_layer(grid, px).pixelColor(0, 0).alpha(), 0);
+  }
+
+  void soft_score_and_pooled_mass_layers_map_their_values() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 1, 3, 16});
+    Verify v{0, 0, {{0, 0}, {0, 1}}, {1, 2}, {0.1f, 0.2f}, {1, 1}, {0.1f, 0.2f}, {0.5f, 0.5f}, {0.4f, 0.2f},
+             {Decision::SoftAccept, Decision::Reject}, {0, 1}, {0.5f, 2.0f}, {0.1f, 3.0f}, {1.0f, -1.0f}};
+    grid.apply(v);
+    const QImage soft = vis::paint_soft_score_layer(grid, 1, 255);
+    QCOMPARE(soft.pixelColor(0, 0), vis::heat_color(1.0));   // score 1: at the mode
+    QCOMPARE(soft.pixelColor(1, 0), vis::heat_color(0.0));   // score -1: far outside
+    QCOMPARE(soft.pixelColor(2, 0).alpha(), 0);              // never asked
+    const QImage pooled = vis::paint_pooled_mass_layer(grid, 1, 255);
+    QCOMPARE(pooled.pixelColor(0, 0), vis::heat_color(0.75));  // p̃ 0.4 of which 0.3 pooled
+    QCOMPARE(pooled.pixelColor(1, 0), vis::heat_color(0.0));   // p̃ = p
+  }
+
   void every_layer_has_a_name_and_paints_at_the_requested_size() {
     for (vis::Layer layer : vis::kAllLayers) {
       QVERIFY(!vis::layer_name(layer).isEmpty());

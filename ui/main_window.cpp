@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "draft_tree_panel.h"
+
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
@@ -13,6 +15,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -25,6 +28,7 @@
 #include "canvas_widget.h"
 #include "common/png_export.h"
 #include "comparison_view.h"
+#include "draft_tree_panel.h"
 #include "generation_worker.h"
 #include "gif_writer.h"
 #include "metrics_panel.h"
@@ -114,6 +118,13 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   explanation_->setMinimumHeight(80);
   explain_dock->setWidget(explanation_);
   addDockWidget(Qt::RightDockWidgetArea, explain_dock);
+  auto* tree_dock = new QDockWidget("Draft tree", this);
+  tree_dock->setObjectName("tree_dock");
+  auto* tree_scroll = new QScrollArea(tree_dock);
+  draft_tree_ = new DraftTreePanel(tree_scroll);
+  tree_scroll->setWidget(draft_tree_);
+  tree_dock->setWidget(tree_scroll);
+  addDockWidget(Qt::BottomDockWidgetArea, tree_dock);
 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
@@ -309,6 +320,7 @@ void MainWindow::show_position(int steps) {
   else canvas_->set_image(preview_image(*engine_, grid));
   metrics_->show_timeline(timeline_, steps);
   update_run_status();
+  draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
   if (steps <= 0 || count == 0) {
     explanation_->setPlainText(count == 0 ? "Generate, or open a trace, to see the run step by step."
                                           : "Before the first step: the prompt is encoded as the model's prefix and "
@@ -356,7 +368,7 @@ void MainWindow::update_legend() {
                   .arg(QColor(e.color.red(), e.color.green(), e.color.blue()).name(), e.label.toHtmlEscaped());
     html += "<br>";
   }
-  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…4)" : html);
+  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…7)" : html);
 }
 
 void MainWindow::apply_theme(const QString& theme) {

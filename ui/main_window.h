@@ -108,6 +108,7 @@ class MainWindow : public QMainWindow {
   ComparisonView* comparison_ = nullptr;
   MetricsPanel* metrics_ = nullptr;
   QTextBrowser* explanation_ = nullptr;
+  class DraftTreePanel* draft_tree_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* hover_ = nullptr;

@@ -44,4 +44,22 @@ QImage paint_acceptance_layer(const GridState& grid, int cell_px, int alpha) {
   });
 }
 
+QImage paint_soft_score_layer(const GridState& grid, int cell_px, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.soft_score < -1e8f) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(0.5 + 0.5 * std::clamp(static_cast<double>(cell.soft_score), -1.0, 1.0));
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
+QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.pooled_gain < 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(cell.pooled_gain);
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
 }  // namespace speculum::vis

@@ -20,4 +20,12 @@ QImage paint_commit_step_layer(const GridState& grid, int cell_px, int last_step
 // Cells whose drafts were verified, coloured by accepted / verified; never-verified cells clear.
 QImage paint_acceptance_layer(const GridState& grid, int cell_px, int alpha = 170);
 
+// LISA: the latest soft-verification score of each cell where the soft rule was asked, mapped from
+// [-1, 1] onto the ramp (0 = the acceptance bound); other cells clear.
+QImage paint_soft_score_layer(const GridState& grid, int cell_px, int alpha = 170);
+
+// LANTERN: the share of the pooled probability p̃ that came from the draft's neighbours; cells never
+// verified by LANTERN clear.
+QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha = 170);
+
 }  // namespace speculum::vis

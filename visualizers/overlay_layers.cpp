@@ -13,6 +13,9 @@ QString layer_name(Layer layer) {
     case Layer::CommitStep: return "Commit step";
     case Layer::Acceptance: return "Acceptance rate";
     case Layer::GridLines: return "Grid lines";
+    case Layer::Origin: return "How each token was decided";
+    case Layer::SoftScore: return "Soft-verification score (LISA)";
+    case Layer::PooledMass: return "Pooled mass (LANTERN)";
   }
   return {};
 }
@@ -23,6 +26,9 @@ QString layer_key(Layer layer) {
     case Layer::CommitStep: return "commit_step";
     case Layer::Acceptance: return "acceptance";
     case Layer::GridLines: return "grid_lines";
+    case Layer::Origin: return "origin";
+    case Layer::SoftScore: return "soft_score";
+    case Layer::PooledMass: return "pooled_mass";
   }
   return {};
 }
@@ -44,6 +50,17 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
     case Layer::Acceptance:
       return {{heat_color(0), "0 % of drafts accepted"}, {heat_color(0.5), "50 %"}, {heat_color(1), "100 %"}};
     case Layer::GridLines: return {};
+    case Layer::Origin: {
+      std::vector<LegendEntry> entries;
+      for (CellOrigin o : {CellOrigin::StrictAccept, CellOrigin::SoftAccept, CellOrigin::Residual, CellOrigin::Target})
+        entries.push_back({origin_color(o), origin_label(o)});
+      return entries;
+    }
+    case Layer::SoftScore:
+      return {{heat_color(0), "soft score -1 (far outside)"}, {heat_color(0.5), "0 (the bound)"}, {heat_color(1), "1 (at the mode)"}};
+    case Layer::PooledMass:
+      return {{heat_color(0), "pooling added nothing"}, {heat_color(0.5), "half the pooled probability from neighbours"},
+              {heat_color(1), "all of it from neighbours"}};
   }
   return {};
 }
@@ -71,6 +88,9 @@ QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step
     case Layer::CommitStep: return paint_commit_step_layer(grid, 1, last_step).scaled(size);
     case Layer::Acceptance: return paint_acceptance_layer(grid, 1).scaled(size);
     case Layer::GridLines: return paint_grid_lines(grid.rows(), grid.cols(), size, QColor(255, 255, 255, 70));
+    case Layer::Origin: return paint_origin_layer(grid, 1).scaled(size);
+    case Layer::SoftScore: return paint_soft_score_layer(grid, 1).scaled(size);
+    case Layer::PooledMass: return paint_pooled_mass_layer(grid, 1).scaled(size);
   }
   return {};
 }

@@ -11,8 +11,9 @@
 
 namespace speculum::vis {
 
-enum class Layer { TokenState, CommitStep, Acceptance, GridLines };
-inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines};
+enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass };
+inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines,
+                                       Layer::Origin,     Layer::SoftScore,  Layer::PooledMass};
 
 QString layer_name(Layer layer);     // "Token state", ...
 QString layer_key(Layer layer);      // stable id for settings: "token_state", ...

@@ -16,6 +16,12 @@ const char* state_label(CellState state);
 // An ARGB image of grid_cols * cell_px by grid_rows * cell_px pixels.
 QImage paint_token_state_layer(const GridState& grid, int cell_px);
 
+// How each cell's token was decided (strict accept, soft accept, residual draw, target draw), kept after
+// the commit; cells never verified nor resampled (ar) stay clear.
+QColor origin_color(CellOrigin origin);
+const char* origin_label(CellOrigin origin);
+QImage paint_origin_layer(const GridState& grid, int cell_px);
+
 // Darkens the cells that are not committed yet, so a preview shows which pixels are real.
 QImage paint_pending_mask(const GridState& grid, int cell_px);
 

@@ -52,26 +52,30 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
 at::Tensor visibility_bias(const KVCache& cache, int begin, int n, const at::Tensor& attend, at::Device device) {
   const int end = begin + n;
   const auto& attendable = cache.attendable();
-  if (n == 1 && !attend.defined()) {  // the common single-token step: one row of key visibility
-    std::vector<float> row(end);
-    for (int j = 0; j < end; ++j) row[j] = attendable[j] || j == begin ? 0.0f : kMaskedOut;
-    return at::from_blob(row.data(), {1, end}, at::kFloat).to(device, /*non_blocking=*/false, /*copy=*/true);
+  at::Tensor intra;
+  int m = n;  // the last m slots are restricted by `attend`
+  if (attend.defined()) {
+    intra = attend.to(at::kCPU, at::kBool).contiguous();
+    m = intra.dim() == 2 ? static_cast<int>(intra.size(1)) : -1;
+    if (intra.dim() != 2 || intra.size(0) != n || m < n || m > end)
+      throw Error("forward: attend mask must be [" + std::to_string(n) + ", M] with " + std::to_string(n) +
+                  " <= M <= " + std::to_string(end));
   }
-  std::vector<char> key_ok(attendable.begin(), attendable.begin() + end);
-  const auto cpu_bool = at::TensorOptions().dtype(at::kBool);
-  at::Tensor visible = at::from_blob(key_ok.data(), {end}, at::TensorOptions().dtype(at::kChar))
-                           .to(at::kBool)
-                           .unsqueeze(0)
-                           .expand({n, end})
-                           .clone();
-  const at::Tensor intra = attend.defined() ? attend.to(at::kCPU, at::kBool) : at::ones({n, n}, cpu_bool).tril();
-  const auto m = intra.size(1);
-  if (intra.dim() != 2 || intra.size(0) != n || m < n || m > end)
-    throw Error("forward: attend mask must be [" + std::to_string(n) + ", M] with " + std::to_string(n) +
-                " <= M <= " + std::to_string(end));
-  visible.narrow(1, end - m, m).logical_and_(intra);
-  visible.narrow(1, begin, n).logical_or_(at::eye(n, cpu_bool));  // a padded slot still sees itself
-  return at::zeros({n, end}, at::kFloat).masked_fill_(visible.logical_not(), kMaskedOut).to(device);
+  // Built on the host in one pass: a handful of tensor ops per call would cost more than the attention
+  // itself at these sizes (every speculative step pays it).
+  const int rows = n == 1 && !attend.defined() ? 1 : n;
+  std::vector<float> bias(static_cast<std::size_t>(rows) * end, kMaskedOut);
+  const bool* allowed = intra.defined() ? intra.data_ptr<bool>() : nullptr;
+  for (int i = 0; i < rows; ++i) {
+    float* row = bias.data() + static_cast<std::size_t>(i) * end;
+    for (int j = 0; j < end - m; ++j) row[j] = attendable[j] ? 0.0f : kMaskedOut;
+    for (int j = end - m; j < end; ++j) {
+      const int k = j - (end - m);  // index among the restricted slots; new token i sits at m - n + i
+      const bool visible = allowed ? allowed[static_cast<std::size_t>(i) * m + k] : k <= m - n + i;
+      row[j] = (visible && attendable[j]) || j == begin + i ? 0.0f : kMaskedOut;  // a padded slot still sees itself
+    }
+  }
+  return at::from_blob(bias.data(), {rows, end}, at::kFloat).to(device, /*non_blocking=*/false, /*copy=*/true);
 }
 
 }  // namespace speculum

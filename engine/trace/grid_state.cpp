@@ -45,6 +45,12 @@ void GridState::apply(const Event& event) {
             if (i < e.p_of_token.size()) c->p = e.p_of_token[i];
             ++c->times_verified;
             if (d != Decision::Reject) ++c->times_accepted;
+            if (d != Decision::Reject) {
+              c->origin = d == Decision::StrictAccept ? CellOrigin::StrictAccept : CellOrigin::SoftAccept;
+              c->token = e.tokens.at(i);
+            }
+            if (i < e.soft_delta.size() && e.soft_delta[i] >= 0) c->soft_score = e.soft_score.at(i);
+            if (i < e.pooled_p.size() && e.pooled_p[i] > 0) c->pooled_gain = (e.pooled_p[i] - c->p) / e.pooled_p[i];
             c->last_step = e.step;
           }
         } else if constexpr (std::is_same_v<T, Resample>) {
@@ -52,6 +58,7 @@ void GridState::apply(const Event& event) {
             CellInfo* c = cell(e.cells[i]);
             if (c->state == CellState::Committed) continue;
             c->state = CellState::Resampled;
+            c->origin = e.dist == "target" ? CellOrigin::Target : CellOrigin::Residual;
             c->token = e.new_tokens.at(i);
             c->p = i < e.p_of_token.size() ? e.p_of_token[i] : -1;
             c->q = -1;

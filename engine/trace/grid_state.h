@@ -10,6 +10,10 @@ namespace speculum {
 // EMPTY -> DRAFTED -> (ACCEPTED | SOFT_ACCEPTED | REJECTED -> RESAMPLED) -> COMMITTED
 enum class CellState { Empty, Drafted, Accepted, SoftAccepted, Rejected, Resampled, Committed };
 
+// How a cell's latest token came about: the rule that accepted its draft, or the distribution it was drawn
+// from. It survives the commit, so a finished run still shows which tokens were accepted softly.
+enum class CellOrigin { Unknown, StrictAccept, SoftAccept, Residual, Target };
+
 struct CellInfo {
   CellState state = CellState::Empty;
   int token = -1;         // latest token known for the cell (draft, resample or commit)
@@ -19,6 +23,9 @@ struct CellInfo {
   int commit_step = -1;   // step that committed the cell
   int times_verified = 0;
   int times_accepted = 0;  // strict or soft
+  CellOrigin origin = CellOrigin::Unknown;
+  float soft_score = -1e9f;  // LISA: the latest soft-verification score (>= 0 inside the region); -1e9 when never asked
+  float pooled_gain = -1;    // LANTERN: the share of p̃ that pooling added, (p̃ − p) / p̃, at the latest verification; -1 when none
 };
 
 class GridState {

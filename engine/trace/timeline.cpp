@@ -87,6 +87,35 @@ std::string plural(std::size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// Why the first few soft accepts and rejections went as they did, in words.
+void explain_decisions(std::ostringstream& out, const Verify& e) {
+  int told = 0;
+  for (std::size_t i = 0; i < e.cells.size() && told < 3; ++i) {
+    const Decision d = e.decisions[i];
+    if (d == Decision::StrictAccept) continue;
+    const bool lisa = i < e.soft_delta.size() && e.soft_delta[i] >= 0;
+    const bool pooled = i < e.pooled_p.size();
+    out << " At " << cell_list({e.cells[i]}) << ", token " << e.tokens[i] << " (target p " << e.p_of_token[i] << ", u "
+        << e.u[i] << ")";
+    if (d == Decision::SoftAccept && pooled) {
+      out << " was accepted only because its codebook neighbours' mass was pooled onto it (p\u0303 " << e.pooled_p[i] << ").";
+    } else if (d == Decision::SoftAccept && lisa) {
+      out << " failed the exact test but was accepted softly: it lies close to the target's favourite code (whitened distance "
+          << e.soft_g[i] << ") or trails it by a small confidence gap (\u0394 " << e.soft_delta[i]
+          << "), and the target was unsure.";
+    } else if (d == Decision::SoftAccept) {
+      out << " was accepted by the relaxed test.";
+    } else if (lisa) {
+      out << " was rejected: u was above p, and the soft test (score " << e.soft_score[i]
+          << (e.soft_score[i] < 0 ? ", outside the calibrated region" : ", inside the region but over a confidence or budget limit")
+          << ") did not save it.";
+    } else {
+      out << " was rejected (u " << (pooled ? "above the pooled probability" : "above p/q") << ").";
+    }
+    ++told;
+  }
+}
+
 }  // namespace
 
 std::string explain_step(const std::vector<Event>& step_events, int step_index, int step_count) {
@@ -98,8 +127,15 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
         [&](const auto& e) {
           using T = std::decay_t<decltype(e)>;
           if constexpr (std::is_same_v<T, Draft>) {
-            out << " The drafter (" << e.source << ") proposed " << plural(e.cells.size(), "token") << " at "
-                << cell_list(e.cells) << ".";
+            if (!e.tree_parent.empty() && !e.cells.empty()) {
+              const int depth = *std::max_element(e.tree_depth.begin(), e.tree_depth.end());
+              out << " The drafter grew a tree of " << plural(e.cells.size(), "candidate token") << ", " << depth
+                  << " deep, for the " << plural(static_cast<std::size_t>(depth), "cell") << " from " << cell_list({e.cells.front()})
+                  << " on (see the draft tree).";
+            } else {
+              out << " The drafter (" << e.source << ") proposed " << plural(e.cells.size(), "token") << " at "
+                  << cell_list(e.cells) << ".";
+            }
           } else if constexpr (std::is_same_v<T, Frontier>) {
             out << " The drafting frontier holds " << plural(e.cells.size(), "cell") << ".";
           } else if constexpr (std::is_same_v<T, Verify>) {
@@ -109,6 +145,7 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
             out << " One target pass verified them: " << strict << " accepted (u < p/q)";
             if (soft > 0) out << ", " << soft << " accepted by the relaxed test";
             out << ", " << rejected << " rejected.";
+            explain_decisions(out, e);
           } else if constexpr (std::is_same_v<T, Resample>) {
             out << " " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << " were drawn again from the "
                 << e.dist << " distribution.";
