@@ -13,18 +13,27 @@ using namespace speculum;
 
 namespace {
 
-at::Tensor probabilities(std::vector<float> values) {
-  return at::tensor(values, at::kFloat);
+Probabilities probabilities(std::vector<float> values) {
+  return values;
 }
 
 // A random distribution over `v` tokens with some exact zeros (as top-k leaves them).
-at::Tensor random_distribution(std::mt19937& rng, int v) {
+Probabilities random_distribution(std::mt19937& rng, int v) {
   std::exponential_distribution<float> e(1.0f);
   std::vector<float> p(v);
   for (auto& x : p) x = (rng() % 5 == 0) ? 0.0f : std::pow(e(rng), 3.0f);
   p[rng() % v] += 0.01f;
-  at::Tensor t = at::tensor(p, at::kFloat);
-  return t / t.sum();
+  double total = 0;
+  for (float x : p) total += x;
+  for (float& x : p) x = static_cast<float>(x / total);
+  return p;
+}
+
+bool near(const Probabilities& a, const Probabilities& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::abs(a[i] - b[i]) > 1e-6) return false;
+  return true;
 }
 
 }  // namespace
@@ -40,16 +49,15 @@ class TestAcceptance : public QObject {
   }
 
   void removing_a_draft_renormalises_the_rest() {
-    const at::Tensor p = probabilities({0.5f, 0.25f, 0.25f, 0.0f});
-    const at::Tensor r = remove_tokens(p, {0});
-    QVERIFY(at::allclose(r, probabilities({0.0f, 0.5f, 0.5f, 0.0f})));
+    const Probabilities p = probabilities({0.5f, 0.25f, 0.25f, 0.0f});
+    QVERIFY(near(remove_tokens(p, {0}), {0.0f, 0.5f, 0.5f, 0.0f}));
     // Removing all the mass leaves p as it was (nothing else to draw from).
-    QVERIFY(at::equal(remove_tokens(p, {0, 1, 2}), p));
+    QCOMPARE(remove_tokens(p, {0, 1, 2}), p);
   }
 
   void lantern_pools_nearest_neighbours_within_delta() {
     // Token 0's neighbours, nearest first: 1 (0.05), 2 (0.04), 3 (0.3).
-    const at::Tensor p = probabilities({0.1f, 0.05f, 0.04f, 0.3f, 0.51f});
+    const Probabilities p = probabilities({0.1f, 0.05f, 0.04f, 0.3f, 0.51f});
     const int nearest[] = {1, 2, 3, 4};
     PooledProbability pool = lantern_pool(p, 0, nearest, 4, 0.1);
     QCOMPARE(pool.neighbours, (std::vector<int>{1, 2}));
@@ -72,18 +80,22 @@ class TestAcceptance : public QObject {
     const int v = 64;
     const CodebookGeometry geometry(at::randn({v, 4}, at::TensorOptions().dtype(at::kFloat)), 63);
     for (int trial = 0; trial < 500; ++trial) {
-      const at::Tensor p = random_distribution(rng, v);
+      const Probabilities p = random_distribution(rng, v);
       const int x = static_cast<int>(rng() % v);
       const double delta = (rng() % 1000) / 1000.0 * 0.5;
       const PooledProbability pool = lantern_pool(p, x, geometry.nearest(x), 63, delta);
       // p̃ moves the pooled neighbours' mass onto x: TV(p, p̃) is exactly that mass.
-      at::Tensor p_tilde = p.clone();
+      std::vector<double> p_tilde(p.begin(), p.end());
       for (int n : pool.neighbours) p_tilde[n] = 0;
       p_tilde[x] = pool.p_tilde;
-      const double tv = 0.5 * (p_tilde - p).abs().sum().item<double>();
+      double tv = 0, total = 0;
+      for (int i = 0; i < v; ++i) {
+        tv += 0.5 * std::abs(p_tilde[i] - p[i]);
+        total += p_tilde[i];
+      }
       QVERIFY2(tv <= delta + 1e-6, qPrintable(QString("TV %1 > delta %2").arg(tv).arg(delta)));
       QVERIFY(std::abs(tv - pool.pooled) < 1e-5);
-      QVERIFY(std::abs(p_tilde.sum().item<double>() - 1.0) < 1e-5);
+      QVERIFY(std::abs(total - 1.0) < 1e-5);
       // Neighbours are taken nearest first, with no gaps.
       for (std::size_t j = 0; j < pool.neighbours.size(); ++j) QCOMPARE(pool.neighbours[j], geometry.nearest(x)[j]);
     }
@@ -102,7 +114,7 @@ class TestAcceptance : public QObject {
     const CodebookGeometry g(at::tensor({0.0f, 0.1f, 3.0f, 3.1f}, at::kFloat).reshape({4, 1}), 3);
     SoftVerificationBounds b{1.0, 1.0, 0.5, 2.0, 0.9, 0};
     // Unconfident target (mode 0 at 0.4): draft 1 is geometrically next to the mode: accepted softly.
-    const at::Tensor flat = probabilities({0.4f, 0.3f, 0.2f, 0.1f});
+    const Probabilities flat = probabilities({0.4f, 0.3f, 0.2f, 0.1f});
     SoftScore s = lisa_soft_score(flat, 1, g.whitened(), b, 10);
     QVERIFY(s.accept);
     QVERIFY(std::abs(s.delta - std::log(0.4 / 0.3)) < 1e-6);

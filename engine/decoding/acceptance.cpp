@@ -9,16 +9,18 @@ double strict_acceptance(double p_x, double q_x) {
   return q_x <= 0 ? 1.0 : std::min(1.0, p_x / q_x);
 }
 
-at::Tensor remove_tokens(const at::Tensor& p, const std::vector<int>& tokens) {
-  at::Tensor out = p.clone();
-  for (int t : tokens) out[t] = 0;
-  const double mass = out.sum().item<double>();
-  return mass > 0 ? out / mass : p;
+Probabilities remove_tokens(Probabilities p, const std::vector<int>& tokens) {
+  const Probabilities original = p;
+  for (int t : tokens) p[t] = 0;
+  double mass = 0;
+  for (float v : p) mass += v;
+  if (!(mass > 0)) return original;
+  for (float& v : p) v = static_cast<float>(v / mass);
+  return p;
 }
 
-PooledProbability lantern_pool(const at::Tensor& p, int x, const int* nearest, int k, double delta, double lambda) {
-  const at::Tensor row = p.to(at::kCPU, at::kFloat).contiguous();
-  const float* prob = row.data_ptr<float>();
+PooledProbability lantern_pool(std::span<const float> prob, int x, const int* nearest, int k, double delta,
+                               double lambda) {
   PooledProbability out;
   out.p_tilde = prob[x];
   const double budget = lambda > 1 ? (lambda - 1) * prob[x] : delta;
@@ -34,15 +36,18 @@ PooledProbability lantern_pool(const at::Tensor& p, int x, const int* nearest, i
   return out;
 }
 
-SoftScore lisa_soft_score(const at::Tensor& p, int x, const at::Tensor& whitened, const SoftVerificationBounds& b,
-                          double budget_left) {
-  const at::Tensor row = p.to(at::kCPU, at::kFloat).contiguous();
-  const float* prob = row.data_ptr<float>();
-  const int mode = static_cast<int>(row.argmax().item<std::int64_t>());
+SoftScore lisa_soft_score(std::span<const float> prob, int x, const at::Tensor& whitened,
+                          const SoftVerificationBounds& b, double budget_left) {
+  const int mode = static_cast<int>(std::max_element(prob.begin(), prob.end()) - prob.begin());
   SoftScore s;
   s.confidence = prob[mode];
   s.delta = prob[x] > 0 ? std::log(prob[mode]) - std::log(prob[x]) : INFINITY;
-  s.g = (whitened[x] - whitened[mode]).pow(2).sum().item<double>();
+  const auto d = whitened.size(1);
+  const float* codes = whitened.data_ptr<float>();
+  for (std::int64_t i = 0; i < d; ++i) {
+    const double diff = codes[x * d + i] - codes[mode * d + i];
+    s.g += diff * diff;
+  }
   s.u = std::min(b.alpha * s.delta * s.delta, b.beta * s.g);
   s.score = b.u_bound > 0 ? 1.0 - s.u / b.u_bound : (s.u == 0 ? 1.0 : -INFINITY);
   // A token outside the target's support (top-k / top-p cut) is never accepted.

@@ -12,6 +12,7 @@
 
 #include <ATen/ATen.h>
 
+#include <span>
 #include <vector>
 
 #include "io/bundle.h"
@@ -21,9 +22,13 @@ namespace speculum {
 // min(1, p/q); 1 when both are 0 is never asked for: q(x) > 0 for a drawn draft.
 double strict_acceptance(double p_x, double q_x);
 
+// Distributions here are plain float vectors on the host: a tree walk tries dozens of drafts per step,
+// and tensor ops on 1,024-entry rows would cost more than the arithmetic.
+using Probabilities = std::vector<float>;
+
 // p [V] with `tokens` removed and the rest renormalised (the strict residual of deterministic drafts;
 // LANTERN also removes the neighbours it pooled). Returns p unchanged if nothing would remain.
-at::Tensor remove_tokens(const at::Tensor& p, const std::vector<int>& tokens);
+Probabilities remove_tokens(Probabilities p, const std::vector<int>& tokens);
 
 // LANTERN's latent-neighbourhood pooling for draft x under p [V] (CPU float).
 struct PooledProbability {
@@ -33,7 +38,8 @@ struct PooledProbability {
 };
 // `nearest` are x's nearest codes (self excluded), nearest first; k of them are considered. Budget:
 // δ in (0, 1] caps the pooled mass (LANTERN); a `lambda` > 1 instead caps it at (λ − 1)·p(x) (LANTERN++).
-PooledProbability lantern_pool(const at::Tensor& p, int x, const int* nearest, int k, double delta, double lambda = 0);
+PooledProbability lantern_pool(std::span<const float> p, int x, const int* nearest, int k, double delta,
+                               double lambda = 0);
 
 // LISA's Geometry-Aware Soft Verification for draft x under p [V] (CPU float), after a strict rejection.
 struct SoftScore {
@@ -44,9 +50,9 @@ struct SoftScore {
   double confidence = 0;  // p(mode)
   bool accept = false;
 };
-// `whitened` [V, d]: codebook rows divided by the per-dimension std. `budget_left`: the step's remaining
-// soft budget in units of Δ (a soft accept spends its Δ).
-SoftScore lisa_soft_score(const at::Tensor& p, int x, const at::Tensor& whitened, const SoftVerificationBounds& bounds,
-                          double budget_left);
+// `whitened` [V, d] (CPU float, contiguous): codebook rows divided by the per-dimension std. `budget_left`:
+// the step's remaining soft budget in units of Δ (a soft accept spends its Δ).
+SoftScore lisa_soft_score(std::span<const float> p, int x, const at::Tensor& whitened,
+                          const SoftVerificationBounds& bounds, double budget_left);
 
 }  // namespace speculum

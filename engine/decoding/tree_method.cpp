@@ -122,21 +122,29 @@ DraftTree grow_tree(const DecodeSession& s, const Drafter& drafter, const TreePa
   const int max_depth = std::min(params.depth, s.total_tokens() - 1 - last);
   DraftTree tree;
   std::vector<at::Tensor> feature_of;  // per node: the predicted feature [rows, 1, dim] its distribution came from
-  const auto add_children = [&](int parent, const at::Tensor& q_row, const at::Tensor& feature) {
-    const auto [values, indices] = at::topk(q_row, std::min<std::int64_t>(params.top_k, q_row.size(0)));
-    const double parent_score = parent < 0 ? 0 : tree.node(parent).score;
+  // Children of each parent (rows of q [F, V]), from one top-k over the rows; features [rows, F, dim].
+  const auto add_children = [&](const std::vector<int>& parents, const at::Tensor& q, const at::Tensor& features) {
+    const auto k = std::min<std::int64_t>(params.top_k, q.size(1));
+    const auto [top_values, top_indices] = at::topk(q, k);
+    const at::Tensor values = top_values.contiguous(), indices = top_indices.contiguous();
+    const float* value = values.data_ptr<float>();
+    const std::int64_t* index = indices.data_ptr<std::int64_t>();
     std::vector<int> added;
-    for (int r = 0; r < values.size(0); ++r) {
-      const float q = values[r].item<float>();
-      if (q <= 0) break;  // outside the processed support (top-k / top-p)
-      const double score =
-          parent_score + (params.static_tree ? -static_cast<double>(r) : std::log(static_cast<double>(q)));
-      added.push_back(tree.add(static_cast<int>(indices[r].item<std::int64_t>()), parent, q, score));
-      feature_of.push_back(feature);
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      const double parent_score = parents[i] < 0 ? 0 : tree.node(parents[i]).score;
+      const at::Tensor feature = features.narrow(1, static_cast<std::int64_t>(i), 1);
+      for (std::int64_t r = 0; r < k; ++r) {
+        const float qv = value[i * k + r];
+        if (qv <= 0) break;  // outside the processed support (top-k / top-p)
+        const double score =
+            parent_score + (params.static_tree ? -static_cast<double>(r) : std::log(static_cast<double>(qv)));
+        added.push_back(tree.add(static_cast<int>(index[i * k + r]), parents[i], qv, score));
+        feature_of.push_back(feature);
+      }
     }
     return added;
   };
-  std::vector<int> frontier = add_children(-1, draft_distribution(s, drafter, root_feature)[0], root_feature);
+  std::vector<int> frontier = add_children({-1}, draft_distribution(s, drafter, root_feature), root_feature);
   std::vector<int> slot_node;  // drafter cache slots past the committed prefix -> tree node
   for (int depth = 2; depth <= max_depth && !frontier.empty(); ++depth) {
     const int f = static_cast<int>(frontier.size());
@@ -150,21 +158,17 @@ DraftTree grow_tree(const DecodeSession& s, const Drafter& drafter, const TreePa
     // Frontier node i sees the tree slots of its ancestors and itself.
     const int m = static_cast<int>(slot_node.size()) + f;
     at::Tensor attend = at::zeros({f, m}, at::kBool);
+    bool* visible = attend.data_ptr<bool>();
     for (int i = 0; i < f; ++i) {
       const std::vector<int> path = tree.path_to(frontier[i]);
       for (int j = 0; j < static_cast<int>(slot_node.size()); ++j)
-        attend[i][j] = std::find(path.begin(), path.end(), slot_node[j]) != path.end();
-      attend[i][slot_node.size() + i] = true;
+        visible[i * m + j] = std::find(path.begin(), path.end(), slot_node[j]) != path.end();
+      visible[i * m + static_cast<int>(slot_node.size()) + i] = true;
     }
     const at::Tensor predicted =
         drafter.forward(at::tensor(tokens, at::kLong), at::cat(features, 1), positions, attend, draft_cache);
     slot_node.insert(slot_node.end(), frontier.begin(), frontier.end());
-    const at::Tensor q = draft_distribution(s, drafter, predicted);
-    std::vector<int> level;
-    for (int i = 0; i < f; ++i) {
-      const auto added = add_children(frontier[i], q[i], predicted.narrow(1, i, 1));
-      level.insert(level.end(), added.begin(), added.end());
-    }
+    std::vector<int> level = add_children(frontier, draft_distribution(s, drafter, predicted), predicted);
     std::stable_sort(level.begin(), level.end(), [&](int a, int b) { return tree.node(a).score > tree.node(b).score; });
     if (static_cast<int>(level.size()) > params.top_k) level.resize(params.top_k);
     frontier = level;
@@ -224,12 +228,17 @@ void TreeMethod::run(DecodeSession& s) {
     const int kv_begin = s.cache().length();
     out = s.forward(in);
     const at::Tensor p_rows = s.distribution(out.logits).to(at::kCPU).contiguous();  // row 0: root, row 1 + i: node i
+    const auto vocab = p_rows.size(1);
+    const auto row_of = [&](int row) {
+      const float* begin = p_rows.data_ptr<float>() + row * vocab;
+      return Probabilities(begin, begin + vocab);
+    };
 
     // Walk from the root: children in draft-rank order, each tried under the (adjusted) target distribution.
     Verify verify{s.step(), 0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     std::vector<int> path;
     int current = -1;
-    at::Tensor p = p_rows[0];
+    Probabilities p = row_of(0);
     bool residual = false;
     double soft_budget = params_.budget * bounds_.delta_max;
     for (bool advanced = true; advanced;) {
@@ -237,7 +246,7 @@ void TreeMethod::run(DecodeSession& s) {
       for (int child : tree.children(current)) {
         const DraftNode& node = tree.node(child);
         const double u = s.uniform(RngStream::Accept, s.step(), child);
-        const double p_x = p[node.token].item<double>();
+        const double p_x = p[node.token];
         PooledProbability pool;
         double acceptance = p_x;  // deterministic top-k drafts: q is one-hot at the draft
         if (params_.rule == TreeRule::Lantern) {
@@ -270,7 +279,7 @@ void TreeMethod::run(DecodeSession& s) {
         if (decision != Decision::Reject) {
           path.push_back(child);
           current = child;
-          p = p_rows[child + 1];
+          p = row_of(child + 1);
           residual = false;
           advanced = true;
           break;
@@ -305,23 +314,19 @@ void TreeMethod::run(DecodeSession& s) {
     for (int node : path) {
       rasters.push_back(last + static_cast<int>(rasters.size()) + 1);
       committed.push_back(tree.node(node).token);
-      probabilities.push_back(p_rows[parent_row][tree.node(node).token].item<float>());
+      probabilities.push_back(p_rows.data_ptr<float>()[parent_row * vocab + tree.node(node).token]);
       pending_tokens.push_back(tree.node(node).token);
       parent_row = node + 1;
     }
     const int bonus_raster = last + static_cast<int>(path.size()) + 1;
     if (bonus_raster < total) {
-      const int bonus = draw_token(p, s.uniform(RngStream::Sample, s.step(), 0));
-      s.emit(Resample{s.step(),
-                      0,
-                      residual ? "residual" : "target",
-                      {s.cell_of(bonus_raster)},
-                      {-1},
-                      {bonus},
-                      {p[bonus].item<float>()}});
+      const int bonus =
+          draw_token(at::from_blob(p.data(), {vocab}, at::kFloat), s.uniform(RngStream::Sample, s.step(), 0));
+      s.emit(Resample{
+          s.step(), 0, residual ? "residual" : "target", {s.cell_of(bonus_raster)}, {-1}, {bonus}, {p[bonus]}});
       rasters.push_back(bonus_raster);
       committed.push_back(bonus);
-      probabilities.push_back(p[bonus].item<float>());
+      probabilities.push_back(p[bonus]);
       pending_tokens.push_back(bonus);
     }
     s.commit(rasters, committed, probabilities, kv_begin, kv_begin + static_cast<int>(keep.size()));
