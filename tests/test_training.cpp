@@ -14,6 +14,7 @@
 #include "models/random_weights.h"
 #include "models/text_vocabulary.h"
 #include "test_helpers.h"
+#include "train/drafter_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
 
@@ -180,6 +181,52 @@ class TestTraining : public QObject {
     const auto [p1, a1] = original.caption_batch(corpus.words, {false, false});
     const auto [p2, a2] = loaded.caption_batch(corpus.words, {false, false});
     QVERIFY(at::equal(original.forward_teacher(p1, a1, corpus.codes), loaded.forward_teacher(p2, a2, corpus.codes)));
+  }
+
+  void drafter_training_lowers_its_loss_and_resumes() {
+    const Transformer target(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 5), at::kCPU);
+    const TokenizedCorpus corpus = small_corpus(16);
+    const at::Tensor codes = at::randn({64, 8});
+    for (DrafterObjective objective : {DrafterObjective::Eagle, DrafterObjective::Lisa}) {
+      const std::string run = dir_.path().toStdString() + "/drafter-" + drafter_objective_name(objective);
+      DrafterTrainParams params;
+      params.schedule = {40, 1, 3e-3, 0.1};
+      params.batch = 4;
+      params.objective = objective;
+      params.log_every = 1;
+      params.checkpoint_every = 20;
+      std::vector<double> losses;
+      std::atomic<bool> stop{false};
+      const auto log = [&](const std::string& line) {
+        const auto at = line.find("  loss ");
+        if (at != std::string::npos) losses.push_back(std::stod(line.substr(at + 7)));
+        if (losses.size() == 20) stop = true;  // the checkpoint at step 20
+      };
+      train_drafter(target, codes, params, run, corpus, corpus, log, &stop);
+      CheckpointState state;
+      QVERIFY(read_checkpoint_state(run, state));
+      QCOMPARE(state.step, 20);
+      std::vector<std::string> resumed;
+      const TensorMap weights = train_drafter(target, codes, params, run, corpus, corpus, [&](const std::string& line) {
+        resumed.push_back(line);
+        log(line);
+      });
+      QVERIFY(resumed.front().find("resuming drafter training at step 20") != std::string::npos);
+      QCOMPARE(losses.size(), std::size_t(40));
+      const double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[37] + losses[38] + losses[39]) / 3;
+      QVERIFY2(last < 0.8 * first, qPrintable(QString("%1: loss %2 -> %3").arg(drafter_objective_name(objective)).arg(first).arg(last)));
+      // The trained drafter loads like a shipped one and fits the target better than its starting point.
+      const Drafter trained(target, weights), untrained(target, initial_drafter_weights(tiny_gpt(), 0));
+      QVERIFY(drafter_fit(trained, corpus, 16).acceptance > drafter_fit(untrained, corpus, 16).acceptance);
+    }
+    EXPECT_ERROR(parse_drafter_objective("medusa"), "unknown drafter objective 'medusa' (allowed: eagle, lisa)");
+  }
+
+  void locality_radius_is_the_mean_kth_neighbour_distance() {
+    const at::Tensor codes = at::tensor({0.0f, 1.0f, 3.0f, 6.0f}, at::kFloat).reshape({4, 1});
+    // Nearest other code: 1, 1, 2, 3 -> mean 1.75; second nearest: 3, 2, 3, 5 -> mean 3.25.
+    QVERIFY(std::abs(codebook_locality_radius(codes, 1) - 1.75) < 1e-6);
+    QVERIFY(std::abs(codebook_locality_radius(codes, 2) - 3.25) < 1e-6);
   }
 
   void short_target_run_resumes_from_its_checkpoint() {
