@@ -105,6 +105,7 @@ void ComparisonView::set_pane_count(int count) {
     pane.box = new QGroupBox(QString("Pane %1").arg(pane_count() + 1), panes_area_);
     auto* box_layout = new QVBoxLayout(pane.box);
     pane.method = new MethodParamsForm(pane.box);
+    pane.method->set_runnable(engine_.info().methods);
     pane.canvas = new CanvasWidget(pane.box);
     pane.canvas->setMinimumSize(160, 160);
     pane.canvas->set_style(style_);

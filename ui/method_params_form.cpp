@@ -5,7 +5,9 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 namespace speculum::ui {
@@ -31,6 +33,19 @@ MethodParamsForm::MethodParamsForm(QWidget* parent) : QWidget(parent) {
 }
 
 QString MethodParamsForm::method() const { return method_->currentText(); }
+
+void MethodParamsForm::set_runnable(const std::vector<std::string>& methods) {
+  auto* model = qobject_cast<QStandardItemModel*>(method_->model());
+  for (int i = 0; i < method_->count(); ++i) {
+    const bool runnable = std::find(methods.begin(), methods.end(), method_->itemText(i).toStdString()) != methods.end();
+    QStandardItem* item = model ? model->item(i) : nullptr;
+    if (!item) continue;
+    item->setEnabled(runnable);
+    if (!runnable)
+      item->setToolTip("This bundle lacks what the method needs (a trained drafter or calibrated bounds); see "
+                       "speculum-cli train drafter and speculum-cli calibrate.");
+  }
+}
 
 void MethodParamsForm::set_method(const QString& name) {
   const int index = method_->findText(name);

@@ -22,6 +22,8 @@ class MethodParamsForm : public QWidget {
   void set_method(const QString& name);
   MethodOptions options() const;  // every parameter of the method, with its current value
   void set_options(const MethodOptions& options);  // unknown names ignored, missing ones keep their value
+  // Greys out the methods the loaded bundle cannot run (say, one without drafters), saying why.
+  void set_runnable(const std::vector<std::string>& methods);
 
  Q_SIGNALS:
   void changed();

@@ -112,6 +112,7 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
   form->addRow("Top-p", top_p_);
 
   method_ = new MethodParamsForm(this);
+  method_->set_runnable(info.methods);
   form->addRow("Method", method_);
 }
 
