@@ -315,6 +315,72 @@ void add_train_commands(CLI::App& app) {
     if (rc) throw CLI::RuntimeError(rc);
   });
 
+  // The target's own images at the bundle's sampling, as a corpus: self-distillation data for drafters.
+  struct SamplesArgs {
+    std::string bundle, out;
+    int count = 256;
+    std::uint64_t scene_seed = 960000000;
+    int threads = 2;
+  };
+  auto sa = std::make_shared<SamplesArgs>();
+  CLI::App* samples = train->add_subcommand("samples", "Generate the target's own images (ar, the bundle's sampling) as a corpus");
+  samples->add_option("--bundle", sa->bundle, "Bundle")->required();
+  samples->add_option("--out", sa->out, "Corpus file (.safetensors)")->required();
+  samples->add_option("--count", sa->count, "Images")->check(CLI::Range(1, 1000000))->capture_default_str();
+  samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes from this seed on")->capture_default_str();
+  samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
+  samples->final_callback([sa] {
+    const int rc = run_reporting_errors([&] {
+      EngineParams ep;
+      ep.bundle_dir = sa->bundle;
+      ep.device = "cpu";
+      ep.threads = sa->threads;
+      const auto engine = Engine::load(ep);
+      const BundleManifest m = read_manifest(sa->bundle);
+      const TextVocabulary vocabulary(m.text_vocab);
+      TokenizedCorpus corpus;
+      corpus.vocabulary = m.text_vocab;
+      std::vector<at::Tensor> codes;
+      for (int i = 0; i < sa->count && !g_stop; ++i) {
+        GenerateParams p;
+        p.prompt = data::sample_scene(sa->scene_seed + i).caption();
+        p.seed = sa->scene_seed + i;
+        p.sampling = engine->info().sampling;
+        const auto tokens = engine->generate(p).tokens;
+        codes.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
+        corpus.words.push_back(vocabulary.encode(p.prompt));
+        if ((i + 1) % 50 == 0) std::cout << "generated " << i + 1 << " / " << sa->count << std::endl;
+      }
+      corpus.codes = at::stack(codes);
+      corpus.save(sa->out, m.target.cls_token_num);
+      std::cout << "wrote " << sa->out << " (" << corpus.size() << " images)\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  // How well a bundle's drafter fits its target on a corpus (teacher-forced): acceptance Σ min(p, q), top-1.
+  struct FitArgs {
+    std::string bundle, drafter = "eagle", corpus;
+    int images = 256;
+  };
+  auto fa = std::make_shared<FitArgs>();
+  CLI::App* fit = train->add_subcommand("fit", "Measure a bundle drafter's fit to its target on a corpus");
+  fit->add_option("--bundle", fa->bundle, "Bundle")->required();
+  fit->add_option("--drafter", fa->drafter, "Drafter name")->check(CLI::IsMember({"eagle", "lisa"}))->capture_default_str();
+  fit->add_option("--corpus", fa->corpus, "Tokenised corpus")->required();
+  fit->add_option("--images", fa->images, "Images (the corpus's first rows)")->capture_default_str();
+  fit->final_callback([fa] {
+    const int rc = run_reporting_errors([&] {
+      const BundleManifest m = read_manifest(fa->bundle);
+      if (!m.drafters.count(fa->drafter)) throw Error("bundle '" + m.dir + "' has no '" + fa->drafter + "' drafter");
+      const Transformer target(m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU), at::kCPU);
+      const Drafter d(target, load_tensors(SafetensorsFile::open(m.drafter_path(fa->drafter)), drafter_tensor_specs(m.target), at::kCPU));
+      const DrafterFit f = drafter_fit(d, TokenizedCorpus::load(fa->corpus), fa->images);
+      std::cout << "drafter '" << fa->drafter << "' on " << fa->corpus << ": acceptance " << f.acceptance << ", top-1 agreement " << f.top1 << "\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
   struct BundleArgs {
     std::string vq, target, out;
     bool fp16 = true;
