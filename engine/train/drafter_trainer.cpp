@@ -109,10 +109,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
                         const std::string& run_dir, const TokenizedCorpus& corpus, const TokenizedCorpus& held_out,
                         const ProgressLine& progress, const std::atomic<bool>* stop) {
   const GptConfig& g = target.config();
-  if (corpus.size() == 0) throw Error("the training corpus is empty");
-  if (corpus.codes.size(1) != g.image_tokens())
-    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the target's grid has " +
-                std::to_string(g.image_tokens()));
+  check_corpus(corpus, g);
   if (codes.size(0) != g.vocab_size)
     throw Error("the codebook has " + std::to_string(codes.size(0)) + " codes; the target's vocabulary has " +
                 std::to_string(g.vocab_size));
@@ -130,7 +127,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
   torch::optim::AdamW optimizer(
       parameters,
       torch::optim::AdamWOptions(params.schedule.peak_lr).betas({0.9, 0.95}).weight_decay(params.weight_decay));
-  if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
+  if (resume) load_optimizer_state(optimizer, run_dir);
 
   const bool lisa = params.objective == DrafterObjective::Lisa;
   const Locality locality = lisa ? locality_of(codes, params.locality_neighbours) : Locality{};
@@ -206,8 +203,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
     }
     if (checkpoint) {
       save_tensors(ckpt + "/weights.safetensors", drafter.weights());
-      torch::save(optimizer, ckpt + "/optimizer.pt.partial");
-      std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
+      save_optimizer_state(optimizer, run_dir);
       state.step = step + 1;
       state.values["held_out_acceptance"] = fit.acceptance;
       state.values["held_out_top1"] = fit.top1;

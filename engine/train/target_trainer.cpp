@@ -52,6 +52,13 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   return corpus;
 }
 
+void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
+  if (corpus.size() == 0) throw Error("the training corpus is empty");
+  if (corpus.codes.size(1) != config.image_tokens())
+    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the model's grid has " +
+                std::to_string(config.image_tokens()));
+}
+
 namespace {
 
 // Teacher-forced logits [rows, tokens, vocab] of the corpus images `rows`, and their tokens.
@@ -133,10 +140,7 @@ double held_out_loss(const Transformer& model, const TokenizedCorpus& held_out) 
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
                        const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
                        const std::atomic<bool>* stop) {
-  if (corpus.size() == 0) throw Error("the training corpus is empty");
-  if (corpus.codes.size(1) != config.image_tokens())
-    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the model's grid has " +
-                std::to_string(config.image_tokens()));
+  check_corpus(corpus, config);
   const std::string ckpt = checkpoint_dir(run_dir);
   std::filesystem::create_directories(ckpt);
   CheckpointState state;
@@ -163,7 +167,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   torch::optim::AdamW optimizer(parameters, torch::optim::AdamWOptions(params.schedule.peak_lr)
                                                 .betas({0.9, 0.95})
                                                 .weight_decay(params.weight_decay));
-  if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
+  if (resume) load_optimizer_state(optimizer, run_dir);
 
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
   TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, last_step, state);
@@ -200,8 +204,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     if (checkpoint) {
       save_tensors(ckpt + "/weights.safetensors", model.weights());
       save_tensors(ckpt + "/ema.safetensors", ema);
-      torch::save(optimizer, ckpt + "/optimizer.pt.partial");
-      std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
+      save_optimizer_state(optimizer, run_dir);
       state.step = step + 1;
       state.values["held_out_loss"] = last_held_out;
       state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();

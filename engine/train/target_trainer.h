@@ -27,6 +27,9 @@ struct TokenizedCorpus {
   static TokenizedCorpus load(const std::string& path);
 };
 
+// Throws unless the corpus has images and each has `config`'s grid of tokens.
+void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config);
+
 struct TargetTrainParams {
   TrainSchedule schedule{20000, 300, 1e-3, 0.05};
   int batch = 32;

@@ -1,5 +1,8 @@
 #include "train/training_run.h"
 
+#include <torch/optim/optimizer.h>
+#include <torch/serialize.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +85,19 @@ std::string TrainingLog::progress(int step, const std::vector<double>& values) c
   for (std::size_t i = 0; i < values.size() && i < columns_.size(); ++i) s << "  " << columns_[i] << " " << values[i];
   s << std::setprecision(2) << "  " << per_step << " s/step  ETA " << int(eta / 60) << " min " << int(eta) % 60 << " s";
   return s.str();
+}
+
+bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir) {
+  const std::string path = checkpoint_dir(run_dir) + "/optimizer.pt";
+  if (!std::filesystem::exists(path)) return false;
+  torch::load(optimizer, path);
+  return true;
+}
+
+void save_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir) {
+  const std::string path = checkpoint_dir(run_dir) + "/optimizer.pt";
+  torch::save(optimizer, path + ".partial");
+  std::filesystem::rename(path + ".partial", path);
 }
 
 double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {

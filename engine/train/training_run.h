@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace torch::optim {
+class Optimizer;
+}
+
 namespace speculum {
 
 struct TrainSchedule {
@@ -55,6 +59,11 @@ bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state);
 void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state);  // atomic
 
 using ProgressLine = std::function<void(const std::string&)>;
+
+// The optimizer's state in `<run_dir>/checkpoint/optimizer.pt`: load (when present; true if it was) and
+// save (atomically).
+bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir);
+void save_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir);
 
 // Scales all gradients so their global L2 norm is at most `max_norm`; returns the norm before.
 double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm);

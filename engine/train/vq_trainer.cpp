@@ -94,7 +94,7 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
   VqModel model(config, weights, at::kCPU);
 
   torch::optim::Adam optimizer(parameters(model.weights()), torch::optim::AdamOptions(params.schedule.peak_lr).betas({0.9, 0.95}));
-  if (resume && std::filesystem::exists(ckpt + "/optimizer.pt")) torch::load(optimizer, ckpt + "/optimizer.pt");
+  if (resume) load_optimizer_state(optimizer, run_dir);
 
   std::vector<std::string> columns = {"loss", "recon", "codebook", "commit", "lr", "codes_used", "dead_reset"};
   for (const auto& h : held_out) columns.push_back("psnr_" + h.name);
@@ -105,8 +105,7 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
 
   auto save = [&](int step) {
     save_tensors(ckpt + "/weights.safetensors", model.weights());
-    torch::save(optimizer, ckpt + "/optimizer.pt.partial");
-    std::filesystem::rename(ckpt + "/optimizer.pt.partial", ckpt + "/optimizer.pt");
+    save_optimizer_state(optimizer, run_dir);
     state.step = step;
     for (std::size_t i = 0; i < held_out.size(); ++i) state.values["psnr_" + held_out[i].name] = held_out_psnr[i];
     state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
