@@ -197,18 +197,22 @@ class TestMainWindow : public QObject {
     ui::ComparisonView* view = w->comparison();
     view->set_pane_count(3);
     QCOMPARE(view->pane_count(), 3);
+    // New panes start with the bundle's methods in order; here: ar, then sjd twice.
+    QCOMPARE(view->method_form(0)->method(), QString("ar"));
+    view->method_form(1)->set_method("sjd");
+    view->method_form(2)->set_method("sjd");
     QSignalSpy done(view, &ui::ComparisonView::all_finished);
     w->run_comparison();
     QVERIFY(done.wait(120000));
-    // Same request and seed: every ar pane commits the same tokens.
+    // Same request and seed: the two sjd panes commit the same tokens, in fewer steps than ar's 256.
     const auto tokens = [&](int pane) { return view->timeline(pane).state_after(view->timeline(pane).step_count()).committed_tokens(); };
-    QCOMPARE(tokens(0), tokens(1));
     QCOMPARE(tokens(1), tokens(2));
     QCOMPARE(view->timeline(0).step_count(), 256);
-    // Every pane ends on the final image: identical tokens, identical pixels.
+    QVERIFY(view->timeline(1).step_count() < 256);
+    for (int t : tokens(0)) QVERIFY(t >= 0);
+    // Every pane ends on its final image: identical tokens, identical pixels.
     const auto pane_image = [&](int pane) { return view->findChildren<ui::CanvasWidget*>().at(pane)->image(); };
     QVERIFY(!pane_image(0).isNull());
-    QCOMPARE(pane_image(0), pane_image(1));
     QCOMPARE(pane_image(1), pane_image(2));
     const QImage picture = view->render_image();
     QVERIFY(picture.width() > 300 && picture.height() > 300);

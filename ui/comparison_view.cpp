@@ -105,7 +105,10 @@ void ComparisonView::set_pane_count(int count) {
     pane.box = new QGroupBox(QString("Pane %1").arg(pane_count() + 1), panes_area_);
     auto* box_layout = new QVBoxLayout(pane.box);
     pane.method = new MethodParamsForm(pane.box);
-    pane.method->set_runnable(engine_.info().methods);
+    const auto& runnable = engine_.info().methods;
+    pane.method->set_runnable(runnable);
+    // Pane i starts with the bundle's i-th method: ar beside the speculative ones.
+    if (!runnable.empty()) pane.method->set_method(QString::fromStdString(runnable[std::min<std::size_t>(pane_count(), runnable.size() - 1)]));
     pane.canvas = new CanvasWidget(pane.box);
     pane.canvas->setMinimumSize(160, 160);
     pane.canvas->set_style(style_);
