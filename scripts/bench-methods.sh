@@ -9,11 +9,18 @@ CLI=build/bin/speculum-cli
 OUT=${OUT:-runs/bench}
 PROMPTS=${PROMPTS:-2000}
 SEEDS=${SEEDS:-32}
-THREADS=${THREADS:-2}
+THREADS=${THREADS:-1}  # one thread beats two on this model (docs/benchmarks.md)
 export OMP_WAIT_POLICY=PASSIVE
 mkdir -p "$OUT"
 lscpu | grep -E "Model name|^CPU\(s\)" | tee "$OUT/machine.txt"
 $CLI bench --methods ar,eagle,lantern,lisa,sjd --seeds "$SEEDS" --threads "$THREADS" --csv "$OUT/bench.csv" | tee "$OUT/bench.txt"
+# The variants table (16 seeds each).
+$CLI bench --methods eagle,lantern,lisa,sjd --seeds 16 --threads "$THREADS" --opt eagle.depth=5 --opt eagle.top_k=8 \
+  --opt eagle.total_tokens=40 --opt lantern.lambda=2 --opt lantern.static_tree=1 --opt lisa.lisa_drafter=0 \
+  --opt sjd.window=4 | tee "$OUT/ablation-1.txt"
+$CLI bench --methods lisa,lantern --seeds 16 --threads "$THREADS" --opt lisa.soft=0 --opt lantern.delta=0.3 | tee "$OUT/ablation-2.txt"
+$CLI bench --methods lisa --seeds 16 --threads "$THREADS" --opt lisa.depth=10 --opt lisa.top_k=1 --opt lisa.total_tokens=10 |
+  tee "$OUT/ablation-3.txt"
 for method in ar lantern lisa; do
   [ -f "$OUT/eval-$method.csv" ] || $CLI eval --prompts "$PROMPTS" --method "$method" --threads "$THREADS" --csv "$OUT/eval-$method.csv" |
     tee "$OUT/eval-$method.txt"

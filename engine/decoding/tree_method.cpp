@@ -11,10 +11,12 @@
 namespace speculum {
 namespace {
 
-std::vector<ParamSpec> tree_specs() {
-  return {{"depth", "Deepest draft (tokens ahead of the last committed one)", 5, 1, 16, true},
-          {"top_k", "Children per expanded node, and nodes expanded per level", 8, 1, 32, true},
-          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", 40, 1, 128, true}};
+// Defaults measured on this project's 2-core CPU with the default bundle (docs/benchmarks.md): a CPU pays
+// for every verified token, so its best trees are small (LANTERN's LlamaGen GPU default is 4 / 10 / 59).
+std::vector<ParamSpec> tree_specs(int depth, int top_k, int total_tokens) {
+  return {{"depth", "Deepest draft (tokens ahead of the last committed one)", double(depth), 1, 16, true},
+          {"top_k", "Children per expanded node, and nodes expanded per level", double(top_k), 1, 32, true},
+          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", double(total_tokens), 1, 128, true}};
 }
 
 double option(const MethodOptions& options, const MethodInfo& info, const std::string& name) {
@@ -35,11 +37,11 @@ MethodInfo eagle_method_info() {
   return {"eagle",
           "EAGLE-2: a one-layer drafter on the target's features grows a dynamic draft tree; one target forward "
           "verifies it with tree attention, exact sibling-by-sibling acceptance (lossless).",
-          tree_specs()};
+          tree_specs(6, 3, 12)};
 }
 
 MethodInfo lantern_method_info() {
-  auto specs = tree_specs();
+  auto specs = tree_specs(6, 3, 12);
   specs.push_back({"neighbours", "Nearest codebook neighbours considered for pooling (k; capped by the vocabulary)",
                    1000, 1, 16383, true});
   specs.push_back(
@@ -56,7 +58,7 @@ MethodInfo lantern_method_info() {
 }
 
 MethodInfo lisa_method_info() {
-  auto specs = tree_specs();
+  auto specs = tree_specs(8, 2, 12);  // soft acceptance makes deeper, narrower trees pay
   specs.push_back({"lisa_drafter", "1: the drafter trained with Locality-Informed Distillation; 0: the EAGLE drafter",
                    1, 0, 1, true});
   specs.push_back({"soft", "1: Geometry-Aware Soft Verification after a strict rejection; 0: exact verification only",

@@ -19,9 +19,9 @@ MethodInfo lisa_method_info();
 
 struct TreeParams {
   TreeRule rule = TreeRule::Exact;
-  int depth = 5;
-  int top_k = 8;
-  int total_tokens = 40;
+  int depth = 6;
+  int top_k = 3;
+  int total_tokens = 12;
   bool static_tree = false;
   int neighbours = 1000;  // lantern
   double delta = 0.1;     // lantern: TV budget
