@@ -123,13 +123,13 @@ void DraftTreePanel::paintEvent(QPaintEvent*) {
   }
   if (bonus_token_ >= 0) {
     const QRect from = path_end_depth == 0 ? root : box(path_end_depth, path_end_row);
-    QRect r = box(path_end_depth + 1, path_end_row).translated(0, path_end_depth == 0 ? 0 : 0);
+    QRect r = box(path_end_depth + 1, path_end_row);
     // The bonus goes after the accepted path; when it would overlap a drafted node, draw it below the tree.
     for (const Node& n : nodes_)
       if (n.depth == path_end_depth + 1 && n.row == path_end_row) r = box(path_end_depth + 1, rows_);
     painter.setPen(QPen(text, 1, Qt::DashLine));
     painter.drawLine(from.right(), from.center().y(), r.left(), r.center().y());
-    painter.fillRect(r, vis::state_color(CellState::Resampled));
+    painter.fillRect(r, vis::origin_color(bonus_dist_ == "residual" ? CellOrigin::Residual : CellOrigin::Target));
     painter.setPen(QPen(text, 2));
     painter.drawRect(r);
     painter.drawText(r, Qt::AlignCenter,

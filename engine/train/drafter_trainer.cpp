@@ -114,13 +114,10 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
     throw Error("the codebook has " + std::to_string(codes.size(0)) + " codes; the target's vocabulary has " +
                 std::to_string(g.vocab_size));
   const std::string ckpt = checkpoint_dir(run_dir);
-  std::filesystem::create_directories(ckpt);
   CheckpointState state;
-  const bool resume = read_checkpoint_state(run_dir, state);
-  const auto specs = drafter_tensor_specs(g);
-  TensorMap weights = resume ? load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU)
-                             : initial_drafter_weights(g, params.seed);
-  if (resume) progress("resuming drafter training at step " + std::to_string(state.step));
+  TensorMap weights = start_or_resume(run_dir, drafter_tensor_specs(g), "drafter",
+                                      [&] { return initial_drafter_weights(g, params.seed); }, progress, state);
+  const bool resume = state.step > 0;
   std::vector<at::Tensor> parameters;
   for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
   const Drafter drafter(target, weights);

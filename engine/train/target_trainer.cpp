@@ -142,15 +142,11 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                        const std::atomic<bool>* stop) {
   check_corpus(corpus, config);
   const std::string ckpt = checkpoint_dir(run_dir);
-  std::filesystem::create_directories(ckpt);
-  CheckpointState state;
-  const bool resume = read_checkpoint_state(run_dir, state);
   const auto specs = gpt_tensor_specs(config);
-  TensorMap weights = resume ? load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU)
-                             : initial_weights(specs, params.seed);
-  if (resume) {
-    progress("resuming target training at step " + std::to_string(state.step));
-  } else if (!params.init_from.empty()) {
+  CheckpointState state;
+  TensorMap weights = start_or_resume(run_dir, specs, "target", [&] { return initial_weights(specs, params.seed); }, progress, state);
+  const bool resume = state.step > 0;
+  if (!resume && !params.init_from.empty()) {
     const int copied = copy_from_run(weights, params.init_from);
     progress("initialised " + std::to_string(copied) + " of " + std::to_string(weights.size()) + " tensors from " +
              params.init_from + "; the other " + std::to_string(weights.size() - copied) + " start as the identity");

@@ -66,7 +66,9 @@ double TrainingLog::session_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-double TrainingLog::training_seconds() const { return earlier_seconds_ + session_seconds(); }
+double TrainingLog::training_seconds() const {
+  return earlier_seconds_ + session_seconds();
+}
 
 void TrainingLog::row(int step, const std::vector<double>& values) {
   csv_ << step << "," << training_seconds();
@@ -85,6 +87,15 @@ std::string TrainingLog::progress(int step, const std::vector<double>& values) c
   for (std::size_t i = 0; i < values.size() && i < columns_.size(); ++i) s << "  " << columns_[i] << " " << values[i];
   s << std::setprecision(2) << "  " << per_step << " s/step  ETA " << int(eta / 60) << " min " << int(eta) % 60 << " s";
   return s.str();
+}
+
+TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSpec>& specs, const char* what,
+                          const std::function<TensorMap()>& fresh, const ProgressLine& progress,
+                          CheckpointState& state) {
+  std::filesystem::create_directories(checkpoint_dir(run_dir));
+  if (!read_checkpoint_state(run_dir, state)) return fresh();
+  progress(std::string("resuming ") + what + " training at step " + std::to_string(state.step));
+  return load_tensors(SafetensorsFile::open(checkpoint_dir(run_dir) + "/weights.safetensors"), specs, at::kCPU);
 }
 
 bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir) {
@@ -112,7 +123,9 @@ double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm
   return norm;
 }
 
-std::string checkpoint_dir(const std::string& run_dir) { return run_dir + "/checkpoint"; }
+std::string checkpoint_dir(const std::string& run_dir) {
+  return run_dir + "/checkpoint";
+}
 
 bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state) {
   const std::string path = checkpoint_dir(run_dir) + "/state.json";

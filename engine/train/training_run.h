@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "models/tensor_io.h"
+
 namespace torch::optim {
 class Optimizer;
 }
@@ -37,7 +39,8 @@ struct CheckpointState {
 // and its `seconds` column continues the training time saved there, so the log reads as one run.
 class TrainingLog {
  public:
-  TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps, const CheckpointState& resumed);
+  TrainingLog(const std::string& dir, std::vector<std::string> columns, int total_steps,
+              const CheckpointState& resumed);
   void row(int step, const std::vector<double>& values);
   std::string progress(int step, const std::vector<double>& values) const;
   double training_seconds() const;  // over all runs so far; store it as kTrainingSecondsKey
@@ -59,6 +62,13 @@ bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state);
 void write_checkpoint_state(const std::string& run_dir, const CheckpointState& state);  // atomic
 
 using ProgressLine = std::function<void(const std::string&)>;
+
+// A run's starting weights: creates `<run_dir>/checkpoint`; when it holds a state (read into `state`),
+// the checkpoint's weights for `specs` and a "resuming <what> training at step N" progress line, else
+// `fresh()`. `state.step` is 0 for a fresh run.
+TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSpec>& specs, const char* what,
+                          const std::function<TensorMap()>& fresh, const ProgressLine& progress,
+                          CheckpointState& state);
 
 // The optimizer's state in `<run_dir>/checkpoint/optimizer.pt`: load (when present; true if it was) and
 // save (atomically).

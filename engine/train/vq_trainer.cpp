@@ -79,17 +79,10 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
                    const ImageBatches& batches, const std::vector<HeldOutImages>& held_out,
                    const ProgressLine& progress, const std::atomic<bool>* stop) {
   const std::string ckpt = checkpoint_dir(run_dir);
-  std::filesystem::create_directories(ckpt);
-  CheckpointState state;
-  const bool resume = read_checkpoint_state(run_dir, state);
-  TensorMap weights;
   const auto specs = vq_tensor_specs(config);
-  if (resume) {
-    weights = load_tensors(SafetensorsFile::open(ckpt + "/weights.safetensors"), specs, at::kCPU);
-    progress("resuming VQ training at step " + std::to_string(state.step));
-  } else {
-    weights = random_weights(specs, params.seed);
-  }
+  CheckpointState state;
+  TensorMap weights = start_or_resume(run_dir, specs, "VQ", [&] { return random_weights(specs, params.seed); }, progress, state);
+  const bool resume = state.step > 0;
   for (auto& [name, t] : weights) t.requires_grad_(true);
   VqModel model(config, weights, at::kCPU);
 
