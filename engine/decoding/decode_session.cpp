@@ -33,6 +33,18 @@ ForwardInput DecodeSession::prefix_input() const {
   return in;
 }
 
+ForwardOutput DecodeSession::commit_first_token(bool want_hidden) {
+  begin_step("commit");
+  ForwardInput in = prefix_input();
+  in.want_hidden = want_hidden;
+  ForwardOutput out = forward(in);
+  const at::Tensor p = distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
+  const int token = draw_token(p, uniform(RngStream::Sample, step_, 0));
+  commit({0}, {token}, {p[token].item<float>()}, cache_.length() - 1, cache_.length());
+  end_step(1.0);
+  return out;
+}
+
 ForwardOutput DecodeSession::forward(const ForwardInput& input) {
   const auto start = Clock::now();
   ForwardOutput out = target_.forward(input, cache_);

@@ -41,6 +41,9 @@ class DecodeSession {
 
   // The forward input that feeds the condition prefix (logits for its last position only).
   ForwardInput prefix_input() const;
+  // A whole first step for methods that draft from the first image token on: the prefix forward (with
+  // the last block's output when `want_hidden`), token 0 drawn from it and committed. Returns that forward.
+  ForwardOutput commit_first_token(bool want_hidden);
   // Timed target forward; counts one NFE.
   ForwardOutput forward(const ForwardInput& input);
   // Processed target distribution p [N, V] of model logits [rows, N, V].

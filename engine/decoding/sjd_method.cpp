@@ -19,12 +19,7 @@ MethodInfo sjd_method_info() {
 
 void SjdMethod::run(DecodeSession& s) {
   const int total = s.total_tokens(), vocab = s.target().config().vocab_size;
-  s.begin_step("commit");
-  ForwardOutput out = s.forward(s.prefix_input());
-  const at::Tensor p0 = s.distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
-  const int token0 = draw_token(p0, s.uniform(RngStream::Sample, s.step(), 0));
-  s.commit({0}, {token0}, {p0[token0].item<float>()}, s.cache().length() - 1, s.cache().length());
-  s.end_step(1.0);
+  s.commit_first_token(/*want_hidden=*/false);
 
   // Drafts for rasters last + 1, last + 2, ...; q undefined means a deterministic initial guess (one-hot).
   std::vector<int> drafts;
@@ -57,7 +52,7 @@ void SjdMethod::run(DecodeSession& s) {
     in.tokens = at::tensor(tokens, at::kLong);
     for (int i = 0; i <= m; ++i) in.positions.push_back(s.position_of(last + i));
     const int kv_begin = s.cache().length();
-    out = s.forward(in);
+    const ForwardOutput out = s.forward(in);
     const at::Tensor p_rows = s.distribution(out.logits).to(at::kCPU).contiguous();  // row j: raster last + 1 + j
 
     // Row j - 1 predicts draft j's raster from the window up to draft j - 1.

@@ -185,17 +185,10 @@ void TreeMethod::run(DecodeSession& s) {
   KVCache draft_cache = drafter_.make_cache(s.cache().rows(), params_.depth * params_.top_k + 1);
 
   // Step 0: the prefix's forward gives token 0, as in ar, and the first feature.
-  s.begin_step("commit");
-  ForwardInput first = s.prefix_input();
-  first.want_hidden = true;
-  ForwardOutput out = s.forward(first);
-  const at::Tensor p0 = s.distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
-  const int token0 = draw_token(p0, s.uniform(RngStream::Sample, s.step(), 0));
-  s.commit({0}, {token0}, {p0[token0].item<float>()}, s.cache().length() - 1, s.cache().length());
-  s.end_step(1.0);
+  ForwardOutput out = s.commit_first_token(/*want_hidden=*/true);
 
   // Inputs the drafter has not seen yet: committed tokens with the target features that predicted them.
-  std::vector<std::int64_t> pending_tokens = {token0};
+  std::vector<std::int64_t> pending_tokens = {s.tokens()[0]};
   at::Tensor pending_features = out.hidden.narrow(1, out.hidden.size(1) - 1, 1);
   int last = 0;  // raster of the newest committed token; the target has not read it yet
   while (last + 1 < total && !s.cancel_requested()) {
