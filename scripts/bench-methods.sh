@@ -2,7 +2,7 @@
 # Measures the speculative methods on the default bundle, as docs/benchmarks.md reports them: speed
 # against ar in one run (bench, 32 seeds), then quality of the lossy methods against ar on the same
 # prompts and seeds (eval --csv + compare, the model card's tolerance protocol). Run on a quiet machine.
-# PROMPTS=2000 is the protocol; fewer gives a quicker, wider-interval reading.
+# PROMPTS=2000 is the protocol; fewer gives a quicker, wider-interval reading (docs/benchmarks.md: 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=build/bin/speculum-cli
