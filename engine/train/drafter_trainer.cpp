@@ -138,14 +138,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    std::vector<std::int64_t> rows;
-    std::vector<bool> dropped;
-    for (int i = 0; i < params.batch; ++i) {
-      rows.push_back(std::min<std::int64_t>(
-          corpus.size() - 1,
-          static_cast<std::int64_t>(counter_uniform(params.seed, RngStream::Data, step, 3 * i) * corpus.size())));
-      dropped.push_back(counter_uniform(params.seed, RngStream::Data, step, 3 * i + 1) < params.caption_dropout);
-    }
+    const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 3);
     at::Tensor tokens;
     const at::Tensor h = target_features(target, corpus, rows, dropped, tokens);
     const auto len = tokens.size(1);

@@ -59,6 +59,18 @@ void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
                 std::to_string(config.image_tokens()));
 }
 
+CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
+                         int slots_per_row) {
+  CorpusBatch b;
+  for (int i = 0; i < batch; ++i) {
+    const auto slot = static_cast<std::uint64_t>(slots_per_row) * i;
+    b.rows.push_back(std::min<std::int64_t>(
+        corpus.size() - 1, static_cast<std::int64_t>(counter_uniform(seed, RngStream::Data, step, slot) * corpus.size())));
+    b.null_caption.push_back(counter_uniform(seed, RngStream::Data, step, slot + 1) < caption_dropout);
+  }
+  return b;
+}
+
 namespace {
 
 // Teacher-forced logits [rows, tokens, vocab] of the corpus images `rows`, and their tokens.
@@ -171,13 +183,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    std::vector<std::int64_t> rows;
-    std::vector<bool> dropped;
-    for (int i = 0; i < params.batch; ++i) {
-      rows.push_back(std::min<std::int64_t>(corpus.size() - 1, static_cast<std::int64_t>(
-                                                                  counter_uniform(params.seed, RngStream::Data, step, 2 * i) * corpus.size())));
-      dropped.push_back(counter_uniform(params.seed, RngStream::Data, step, 2 * i + 1) < params.caption_dropout);
-    }
+    const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
     const at::Tensor loss = target_loss(model, corpus, rows, dropped);
     optimizer.zero_grad();
     loss.backward();

@@ -30,6 +30,16 @@ struct TokenizedCorpus {
 // Throws unless the corpus has images and each has `config`'s grid of tokens.
 void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config);
 
+// Step `step`'s training batch: `batch` corpus rows and, per row, whether it trains under the null
+// caption. Row i draws counter slots i·slots_per_row (row) and i·slots_per_row + 1 (dropout), so a
+// trainer that needs more draws per row keeps its own.
+struct CorpusBatch {
+  std::vector<std::int64_t> rows;
+  std::vector<bool> null_caption;
+};
+CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
+                         int slots_per_row);
+
 struct TargetTrainParams {
   TrainSchedule schedule{20000, 300, 1e-3, 0.05};
   int batch = 32;
@@ -52,7 +62,8 @@ at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, 
 
 // Entropy (nats) of the target's conditional next-token distribution at every image position of the
 // corpus images `rows`, teacher-forced on their true tokens: [rows, tokens] on the CPU.
-at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows);
+at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus,
+                              const std::vector<std::int64_t>& rows);
 
 // Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
