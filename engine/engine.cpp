@@ -13,7 +13,9 @@
 #include "io/bundle.h"
 #include "io/safetensors.h"
 #include "models/text_vocabulary.h"
+#include "models/device.h"
 #include "models/drafter.h"
+#include "models/spatial_heads.h"
 #include "models/transformer.h"
 #include "models/vq_model.h"
 #include "speculum.h"
@@ -23,16 +25,6 @@ namespace {
 
 // LANTERN's default neighbourhood (k = 1000); the table is [V, k] ints, 64 MiB for LlamaGen's 16,384 codes.
 constexpr int kLanternMaxNeighbours = 1000;
-
-at::Device resolve_device(const std::string& name) {
-  if (name == "cpu") return at::kCPU;
-  if (name == "cuda" || name == "auto") {
-    if (at::hasCUDA()) return at::Device(at::kCUDA, 0);
-    if (name == "auto") return at::kCPU;
-    throw Error("device 'cuda' requested, but this LibTorch has no usable CUDA device (build with a CUDA LibTorch via Torch_DIR)");
-  }
-  throw Error("unknown device '" + name + "' (allowed: auto, cpu, cuda)");
-}
 
 void log_line(const LogCallback& log, LogLevel level, const std::string& text) {
   if (log) return log(level, text);
@@ -73,6 +65,7 @@ struct Engine::Impl {
   std::unique_ptr<VqModel> tokenizer;
   TextVocabulary vocabulary;
   std::map<std::string, std::unique_ptr<Drafter>> drafters;
+  std::unique_ptr<SpatialHeads> ssd_heads;
   std::unique_ptr<CodebookGeometry> geometry;
   MethodResources resources;
   ModelInfo info;
@@ -104,6 +97,12 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
     impl->drafters[name] = std::make_unique<Drafter>(
         *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target), impl->device, log));
     resources.drafters[name] = impl->drafters[name].get();
+  }
+  if (const auto& h = m.ssd_heads) {
+    impl->ssd_heads = std::make_unique<SpatialHeads>(
+        *impl->target, load_checked(m.ssd_heads_path(), spatial_heads_tensor_specs(m.target, h->horizontal, h->vertical), impl->device, log),
+        h->horizontal, h->vertical);
+    resources.ssd_heads = impl->ssd_heads.get();
   }
   impl->geometry = std::make_unique<CodebookGeometry>(impl->tokenizer->normalized_codebook(), kLanternMaxNeighbours);
   resources.geometry = impl->geometry.get();

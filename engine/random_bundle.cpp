@@ -5,6 +5,7 @@
 #include "io/bundle.h"
 #include "models/drafter.h"
 #include "models/random_weights.h"
+#include "models/spatial_heads.h"
 #include "speculum.h"
 
 namespace speculum {
@@ -16,7 +17,22 @@ const std::vector<std::string> kClassNames = {"circle", "square", "triangle", "s
 struct Preset {
   int dim, n_layer, n_head, grid, vocab;
   VqConfig tokenizer;
+  int num_classes = static_cast<int>(kClassNames.size());  // class-conditioned bundles
 };
+
+// LlamaGen's class-conditional GPTs at 256 px (16x16 tokens of the ds16 VQ, 16,384 codes, 1,000 classes):
+// the real shapes, for timing and memory (baselines-models.md A.1).
+Preset llamagen_preset(int dim, int n_layer, int n_head) {
+  VqConfig vq;
+  vq.codebook_size = 16384;
+  vq.codebook_dim = 8;
+  vq.z_channels = 256;
+  vq.ch = 128;
+  vq.ch_mult = {1, 1, 2, 2, 4};
+  vq.num_res_blocks = 2;
+  vq.norm_groups = 32;
+  return {dim, n_layer, n_head, 16, 16384, vq, 1000};
+}
 
 Preset preset(const std::string& name) {
   VqConfig vq64;  // 16x16 tokens -> 64x64 pixels
@@ -37,7 +53,10 @@ Preset preset(const std::string& name) {
   }
   if (name == "small") return {256, 6, 4, 16, 1024, vq64};
   if (name == "base") return {512, 8, 8, 16, 1024, vq64};
-  throw Error("unknown preset '" + name + "' (allowed: tiny, small, base)");
+  if (name == "llamagen-b") return llamagen_preset(768, 12, 12);    // 111M
+  if (name == "llamagen-l") return llamagen_preset(1024, 24, 16);   // 343M
+  if (name == "llamagen-xl") return llamagen_preset(1280, 36, 20);  // 775M
+  throw Error("unknown preset '" + name + "' (allowed: tiny, small, base, llamagen-b, llamagen-l, llamagen-xl)");
 }
 
 }  // namespace
@@ -71,8 +90,9 @@ void create_random_bundle(const RandomBundleParams& params) {
     g.caption_dim = 64;
   } else if (params.condition == "class") {
     g.condition = ConditionKind::Class;
-    m.classes = kClassNames;
-    g.num_classes = static_cast<int>(kClassNames.size());
+    for (int i = 0; i < p.num_classes; ++i)
+      m.classes.push_back(i < static_cast<int>(kClassNames.size()) ? kClassNames[i] : "class " + std::to_string(i));
+    g.num_classes = p.num_classes;
     g.cls_token_num = 1;
   } else {
     throw Error("unknown condition '" + params.condition + "' (allowed: text, class)");
@@ -93,6 +113,9 @@ void create_random_bundle(const RandomBundleParams& params) {
       save_tensors(params.out_dir + "/" + file, random_weights(drafter_tensor_specs(g), seed), storage, meta);
       m.drafters[name] = {file, name};
     }
+    m.ssd_heads = SpatialHeadsEntry{"ssd-heads.safetensors", std::min(5, g.grid_cols - 1), kMaxVerticalHeads};
+    save_tensors(params.out_dir + "/" + m.ssd_heads->weights, random_weights(spatial_heads_tensor_specs(g, m.ssd_heads->horizontal, m.ssd_heads->vertical),
+                                                    params.seed + 4), storage, meta);
     // Loose bounds, so soft acceptance happens on random models too (a trained bundle calibrates its own).
     m.soft_verification = SoftVerificationBounds{1.0, 1.0, 1.0, 3.0, 0.9, 0};
   }

@@ -51,4 +51,8 @@ for objective in eagle lisa; do
   $CLI train drafter --bundle resources/models/default --objective $objective --corpus "$RUNS/corpus.safetensors" \
     --held-out "$RUNS/held-out.safetensors" --out "$RUNS/drafter-$objective" --steps "$DRAFTER_STEPS" --threads 1 --install
 done
+# SSD's spatial heads (5 horizontal, 2 vertical) on the same frozen target (docs/methods.md).
+SSD_HEADS_STEPS=${SSD_HEADS_STEPS:-2000}
+$CLI train ssd-heads --bundle resources/models/default --corpus "$RUNS/corpus.safetensors" --held-out "$RUNS/held-out.safetensors" \
+  --out "$RUNS/ssd-heads" --horizontal 5 --vertical 2 --steps "$SSD_HEADS_STEPS" --threads 1 --install
 $CLI calibrate --bundle resources/models/default

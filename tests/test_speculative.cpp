@@ -1,10 +1,11 @@
 // The speculative methods end to end: lossless methods reproduce ar's distribution over whole grids of a
 // toy model (chi-squared over 10^5 draws; a relaxed rule fails the same test), the drafter's tree
 // forward, the cache after a tree run equals one built token by token, LISA keeps strict acceptance as
-// its floor, every method is deterministic and its metrics are what its events say, and bad requests
+// its floor, SSD takes one forward per round and commit, every method is deterministic and its metrics are what its events say, and bad requests
 // name what is wrong.
 #include <c10/core/InferenceMode.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -15,6 +16,7 @@
 #include "decoding/tree_method.h"
 #include "io/bundle.h"
 #include "models/drafter.h"
+#include "models/spatial_heads.h"
 #include "models/transformer.h"
 #include "sampling/distribution.h"
 #include "speculum.h"
@@ -26,7 +28,7 @@ using namespace speculum;
 
 namespace {
 
-const std::vector<std::string> kSpeculative = {"eagle", "lantern", "lisa", "sjd"};
+const std::vector<std::string> kSpeculative = {"eagle", "lantern", "lisa", "sjd", "ssd"};
 
 std::unique_ptr<Engine> load(const std::string& dir) {
   EngineParams p;
@@ -103,6 +105,13 @@ class TestSpeculative : public QObject {
           target, load_tensors(SafetensorsFile::open(m.drafter_path(name)), drafter_tensor_specs(m.target), at::kCPU));
       resources.drafters[name] = drafters[name].get();
     }
+    std::unique_ptr<SpatialHeads> heads;
+    if (const auto& h = m.ssd_heads) {
+      heads = std::make_unique<SpatialHeads>(
+          target, load_tensors(SafetensorsFile::open(m.ssd_heads_path()), spatial_heads_tensor_specs(m.target, h->horizontal, h->vertical), at::kCPU),
+          h->horizontal, h->vertical);
+      resources.ssd_heads = heads.get();
+    }
     const CodebookGeometry geometry(at::randn({kToyVocab, 8}), 3);  // the toy's codes are random anyway
     resources.geometry = &geometry;
     resources.soft_bounds = m.soft_verification;
@@ -178,6 +187,12 @@ class TestSpeculative : public QObject {
                                       << "init" << 1.0 << true << 20000;
     QTest::newRow("lisa, drafter only") << "lisa"
                                         << "soft" << 0.0 << true << 20000;
+    // SSD on a 2x2 grid: row 0's one drafted cell is tested once in a final context, and row 1's two cells
+    // get two rounds, enough for each to be tested in its final context: exact speculative sampling.
+    QTest::newRow("ssd") << "ssd"
+                         << "" << 0.0 << true << 20000;
+    QTest::newRow("ssd, row 1 unverified (lossy)") << "ssd"
+                                                   << "rounds" << 0.0 << false << 20000;
     // The same test on a deliberately relaxed rule must fail: LANTERN pooling half the mass.
     QTest::newRow("lantern delta 0.5 (lossy)") << "lantern"
                                                << "delta" << 0.5 << false << 20000;
@@ -332,6 +347,37 @@ class TestSpeculative : public QObject {
     }
   }
 
+  void ssd_takes_one_forward_per_round_and_commit() {
+    // 8x8 grid: the prefix forward (which samples cell 0), row 0's seven other cells in chunks of `horizontal`
+    // (row0_rounds + 1 forwards each), then blocks of `vertical` rows (rounds + 1 forwards each, fewer with
+    // early stop, which commits from the first round that replaces nothing).
+    for (const auto& [horizontal, vertical, rounds, row0_rounds] :
+         {std::array{5, 1, 2, 1}, std::array{3, 2, 0, 0}, std::array{1, 1, 1, 2}, std::array{5, 2, 3, 1}}) {
+      const auto expected = [&](bool most) {
+        const int chunks = (7 + horizontal - 1) / horizontal, blocks = (7 + vertical - 1) / vertical;
+        return 1 + chunks * (most ? row0_rounds + 1 : 1) + blocks * (most ? rounds + 1 : 1);
+      };
+      GenerateParams p;
+      p.prompt = "two green stars";
+      p.seed = 3;
+      p.method = "ssd";
+      p.method_options = {{"horizontal", horizontal}, {"vertical", vertical}, {"rounds", rounds}, {"row0_rounds", row0_rounds},
+                          {"early_stop", 0}};
+      int frontier_cells = 0;
+      Callbacks cb;
+      cb.event = [&](const Event& e) {
+        if (const auto* f = std::get_if<Frontier>(&e)) frontier_cells += static_cast<int>(f->cells.size());
+      };
+      const GenerateResult exact = text_->generate(p, cb);
+      QCOMPARE(exact.metrics.nfe, expected(true));
+      QCOMPARE(exact.metrics.tokens, 64);
+      QCOMPARE(frontier_cells, 63);  // every cell but the first is drafted once as part of a frontier
+      p.method_options["early_stop"] = 1;
+      const int nfe = text_->generate(p).metrics.nfe;
+      QVERIFY(nfe <= expected(true) && nfe >= expected(false));
+    }
+  }
+
   void lisa_keeps_strict_acceptance_as_its_floor() {
     GenerateParams p;
     p.prompt = "two green stars";
@@ -384,6 +430,11 @@ class TestSpeculative : public QObject {
     p.method = "sjd";
     p.method_options = {{"window", 1}};
     EXPECT_ERROR(text_->generate(p), "window = 1.000000 is outside [2.000000, 64.000000]");
+    p.method = "ssd";
+    p.method_options = {{"horizontal", 6}};
+    EXPECT_ERROR(text_->generate(p), "method 'ssd': horizontal = 6, but bundle '" + test::bundles_dir() + "/tiny-text' has 5 horizontal heads");
+    p.method_options = {{"vertical", 3}};
+    EXPECT_ERROR(text_->generate(p), "vertical = 3.000000 is outside [1.000000, 2.000000]");
   }
 
   void a_bundle_without_drafters_lists_and_explains_what_it_cannot_run() {
@@ -395,7 +446,7 @@ class TestSpeculative : public QObject {
     create_random_bundle(bare);
     const auto engine = load(dir);
     QCOMPARE(engine->info().methods, (std::vector<std::string>{"ar", "sjd"}));
-    QCOMPARE(text_->info().methods, (std::vector<std::string>{"ar", "eagle", "lantern", "lisa", "sjd"}));
+    QCOMPARE(text_->info().methods, (std::vector<std::string>{"ar", "eagle", "lantern", "lisa", "sjd", "ssd"}));
     GenerateParams p;
     p.prompt = "a red circle";
     p.method = "eagle";
@@ -404,8 +455,10 @@ class TestSpeculative : public QObject {
     EXPECT_ERROR(engine->generate(p), "method 'lisa' needs soft-verification bounds");
     p.method_options["soft"] = 0;
     EXPECT_ERROR(engine->generate(p), "needs the 'lisa' drafter");
-    p.method = "sjd";
+    p.method = "ssd";
     p.method_options.clear();
+    EXPECT_ERROR(engine->generate(p), "method 'ssd' needs SSD heads, and bundle '" + dir + "' has none (train them: speculum-cli train ssd-heads");
+    p.method = "sjd";
     QCOMPARE(engine->generate(p).metrics.tokens, 64);
   }
 };

@@ -169,6 +169,19 @@ class TestTrace : public QObject {
     QVERIFY2(first.find("residual distribution") != std::string::npos, first.c_str());
     const std::string second = explain_step(timeline.events_of_step(1), 1, 2);
     QVERIFY2(second.find("Committed the token 2 at (1, 0) (target probability 0.9)") != std::string::npos, second.c_str());
+    // SSD: a frontier drafted by a vertical head, then a later round that redraws a cell.
+    const std::string ssd = explain_step({StepBegin{3, "verify", 2}, Frontier{3, {{1, 0}, {1, 1}}},
+                                          Draft{3, 0, "v_head(1)", {{1, 0}, {1, 1}}, {4, 5}, {0.5f, 0.5f}, {}, {}}},
+                                         3, 6);
+    QVERIFY2(ssd.find("The drafting frontier holds 2 cells, drafted at once.") != std::string::npos, ssd.c_str());
+    QVERIFY2(ssd.find("SSD's vertical head 1 drew 2 tokens at (1, 0), (1, 1) from the committed cells 1 row above.") !=
+                 std::string::npos, ssd.c_str());
+    const std::string redraw = explain_step({StepBegin{4, "verify", 3}, Draft{4, 1, "h_head(2)", {{0, 3}}, {4}, {0.5f}, {}, {}},
+                                             Verify{4, 1, {{0, 3}}, {4}, {0.4f}, {0.5f}, {0.8f}, {0.1f}, {}, {Decision::StrictAccept}}},
+                                            4, 6);
+    QVERIFY2(redraw.find("Their context changed, so SSD's horizontal head 2 drew 1 token at (0, 3) from the committed cell 2 to the left.") !=
+                 std::string::npos, redraw.c_str());
+    QVERIFY2(redraw.find("Verification round 2.") != std::string::npos, redraw.c_str());
   }
 };
 

@@ -15,6 +15,7 @@
 #include "models/text_vocabulary.h"
 #include "test_helpers.h"
 #include "train/drafter_trainer.h"
+#include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
 
@@ -147,6 +148,32 @@ class TestTraining : public QObject {
     EXPECT_ERROR(TokenizedCorpus::load(test::bundles_dir() + "/tiny-text/target.safetensors"), "is not a tokenised corpus");
   }
 
+  void corpora_concatenate_when_their_vocabularies_agree() {
+    const std::string dir = dir_.path().toStdString();
+    TokenizedCorpus shapes = small_corpus(3), with_emoji = small_corpus(4), renumbered = small_corpus(2), wider = small_corpus(2);
+    shapes.vocabulary = {"a", "red", "circle"};
+    with_emoji.vocabulary = {"a", "red", "circle", "piñata"};  // the shapes words first, then emoji words
+    renumbered.vocabulary = {"a", "circle", "red"};
+    wider.codes = at::zeros({2, 20}, at::kLong);
+    wider.vocabulary = shapes.vocabulary;
+    shapes.save(dir + "/shapes.safetensors", 8);
+    with_emoji.save(dir + "/emoji.safetensors", 8);
+    renumbered.save(dir + "/renumbered.safetensors", 8);
+    wider.save(dir + "/wider.safetensors", 8);
+
+    const TokenizedCorpus both = load_corpora({dir + "/shapes.safetensors", dir + "/emoji.safetensors"});
+    QCOMPARE(both.size(), 7);
+    QVERIFY(at::equal(both.codes, at::cat({shapes.codes, with_emoji.codes})));
+    QCOMPARE(both.words.front(), shapes.words.front());
+    QCOMPARE(both.words.back(), with_emoji.words.back());
+    QCOMPARE(both.vocabulary, with_emoji.vocabulary);  // the longer one, whichever order
+    QCOMPARE(load_corpora({dir + "/emoji.safetensors", dir + "/shapes.safetensors"}).vocabulary, with_emoji.vocabulary);
+
+    EXPECT_ERROR(load_corpora({dir + "/shapes.safetensors", dir + "/renumbered.safetensors"}), "word 1: 'circle' vs 'red'");
+    EXPECT_ERROR(load_corpora({dir + "/shapes.safetensors", dir + "/wider.safetensors"}), "has 20 tokens per image");
+    EXPECT_ERROR(load_corpora({}), "no training corpus");
+  }
+
   void folder_datasets_load_and_name_problems() {
     const std::string folder = dir_.path().toStdString() + "/shapes";
     QDir().mkpath(QString::fromStdString(folder));
@@ -220,6 +247,35 @@ class TestTraining : public QObject {
       QVERIFY(drafter_fit(trained, corpus, 16).acceptance > drafter_fit(untrained, corpus, 16).acceptance);
     }
     EXPECT_ERROR(parse_drafter_objective("medusa"), "unknown drafter objective 'medusa' (allowed: eagle, lisa)");
+  }
+
+  void spatial_heads_training_lowers_its_loss_and_fits_better() {
+    const Transformer target(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 5), at::kCPU);
+    const TokenizedCorpus corpus = small_corpus(16);
+    const std::string run = dir_.path().toStdString() + "/ssd-heads";
+    SpatialHeadsTrainParams params;
+    params.schedule = {40, 1, 3e-3, 0.1};
+    params.horizontal = 3;
+    params.vertical = 2;
+    params.batch = 4;
+    params.log_every = 1;
+    std::vector<double> losses;
+    const TensorMap weights = train_spatial_heads(target, params, run, corpus, corpus, [&](const std::string& line) {
+      const auto at = line.find("  loss ");
+      if (at != std::string::npos) losses.push_back(std::stod(line.substr(at + 7)));
+    });
+    QCOMPARE(losses.size(), std::size_t(40));
+    const double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[37] + losses[38] + losses[39]) / 3;
+    QVERIFY2(last < 0.8 * first, qPrintable(QString("SSD heads: loss %1 -> %2").arg(first).arg(last)));
+    const SpatialHeads trained(target, weights, 3, 2), untrained(target, initial_spatial_heads_weights(tiny_gpt(), 3, 2, 0), 3, 2);
+    const std::vector<double> after = spatial_heads_fit(trained, corpus, 16), before = spatial_heads_fit(untrained, corpus, 16);
+    QCOMPARE(after.size(), std::size_t(5));  // three horizontal heads, then two vertical
+    for (std::size_t k = 0; k < after.size(); ++k) {
+      QVERIFY(after[k] > 0 && after[k] <= 1);
+      QVERIFY2(after[k] > before[k], qPrintable(QString("head %1: %2 -> %3").arg(k).arg(before[k]).arg(after[k])));
+    }
+    EXPECT_ERROR(trained.predict(SpatialDirection::Horizontal, 4, at::zeros({1, tiny_gpt().dim}), at::zeros({1}, at::kLong)),
+                 "no horizontal SSD head for offset 4 (the bundle has 3)");
   }
 
   void locality_radius_is_the_mean_kth_neighbour_distance() {

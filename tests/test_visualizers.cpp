@@ -1,4 +1,5 @@
 // Visualizer layers paint the expected colours at the expected cells for a hand-made grid state.
+#include "frontier_layer.h"
 #include "heat_map_layers.h"
 #include "overlay_layers.h"
 #include "test_helpers.h"
@@ -130,6 +131,34 @@ class TestVisualizers : public QObject {
     const QImage pooled = vis::paint_pooled_mass_layer(grid, 1, 255);
     QCOMPARE(pooled.pixelColor(0, 0), vis::heat_color(0.75));  // p̃ 0.4 of which 0.3 pooled
     QCOMPARE(pooled.pixelColor(1, 0), vis::heat_color(0.0));   // p̃ = p
+  }
+
+  void ssd_frontier_and_rounds_layers_follow_the_latest_frontier() {
+    // Row 0 committed; row 1 drafted by the vertical head from row 0 at step 4, verified twice at (1, 2).
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 2, 3, 16});
+    grid.apply(Frontier{2, {{0, 1}, {0, 2}}});
+    grid.apply(Frontier{4, {{1, 0}, {1, 1}, {1, 2}}});
+    grid.apply(Draft{4, 0, "v_head(1)", {{1, 0}, {1, 1}, {1, 2}}, {1, 2, 3}, {0.5f, 0.5f, 0.5f}, {}, {}});
+    grid.apply(Verify{4, 0, {{1, 0}, {1, 1}, {1, 2}}, {1, 2, 3}, {}, {}, {}, {}, {},
+                      {Decision::StrictAccept, Decision::Reject, Decision::StrictAccept}});
+    grid.apply(Verify{5, 1, {{1, 2}}, {3}, {}, {}, {}, {}, {}, {Decision::StrictAccept}});
+    QCOMPARE(grid.frontier_step(), 4);
+    QCOMPARE(grid.at(1, 2).drafted_from, (Cell{0, 2}));
+    QCOMPARE(grid.at(0, 1).drafted_from.row, -1);  // never drafted by a head
+    const QImage frontier = vis::paint_frontier_layer(grid, QSize(60, 40));
+    const auto near = [](QColor a, QColor b) {
+      return std::abs(a.red() - b.red()) <= 2 && std::abs(a.green() - b.green()) <= 2 && std::abs(a.blue() - b.blue()) <= 2 &&
+             std::abs(a.alpha() - b.alpha()) <= 2;
+    };
+    QVERIFY(near(frontier.pixelColor(3, 23), vis::kFrontierColor));  // (1, 0), away from its arrow
+    QCOMPARE(frontier.pixelColor(25, 5).alpha(), 0);                // (0, 1): an older frontier, beside the arrow
+    const QColor arrow = frontier.pixelColor(30, 15);               // the arrow from (0, 1) down to (1, 1)
+    QVERIFY(arrow.alpha() > 100 && arrow.red() > 200 && arrow.green() > 200 && arrow.blue() > 200);
+    const QImage rounds = vis::paint_rounds_layer(grid, 1, 4, 255);
+    QCOMPARE(rounds.pixelColor(0, 1), vis::heat_color(0));        // verified once
+    QCOMPARE(rounds.pixelColor(2, 1), vis::heat_color(1.0 / 3));  // twice
+    QCOMPARE(rounds.pixelColor(0, 0).alpha(), 0);                 // never verified
   }
 
   void every_layer_has_a_name_and_paints_at_the_requested_size() {

@@ -368,7 +368,7 @@ void MainWindow::update_legend() {
                   .arg(QColor(e.color.red(), e.color.green(), e.color.blue()).name(), e.label.toHtmlEscaped());
     html += "<br>";
   }
-  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…7)" : html);
+  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…9)" : html);
 }
 
 void MainWindow::apply_theme(const QString& theme) {

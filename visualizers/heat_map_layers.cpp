@@ -53,6 +53,15 @@ QImage paint_soft_score_layer(const GridState& grid, int cell_px, int alpha) {
   });
 }
 
+QImage paint_rounds_layer(const GridState& grid, int cell_px, int most, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.times_verified == 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(most > 1 ? double(std::min(cell.times_verified, most) - 1) / (most - 1) : 1.0);
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
 QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha) {
   return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
     if (cell.pooled_gain < 0) return QColor(0, 0, 0, 0);

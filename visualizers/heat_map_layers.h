@@ -24,6 +24,10 @@ QImage paint_acceptance_layer(const GridState& grid, int cell_px, int alpha = 17
 // [-1, 1] onto the ramp (0 = the acceptance bound); other cells clear.
 QImage paint_soft_score_layer(const GridState& grid, int cell_px, int alpha = 170);
 
+// SSD and every method that re-verifies: how many times each cell was verified, 1 to `most` (or more) on
+// the ramp; never-verified cells clear. SSD's rounds-to-converge map.
+QImage paint_rounds_layer(const GridState& grid, int cell_px, int most = 4, int alpha = 170);
+
 // LANTERN: the share of the pooled probability p̃ that came from the draft's neighbours; cells never
 // verified by LANTERN clear.
 QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha = 170);

@@ -2,6 +2,7 @@
 
 #include <QPainter>
 
+#include "frontier_layer.h"
 #include "heat_map_layers.h"
 #include "token_state_layer.h"
 
@@ -16,6 +17,8 @@ QString layer_name(Layer layer) {
     case Layer::Origin: return "How each token was decided";
     case Layer::SoftScore: return "Soft-verification score (LISA)";
     case Layer::PooledMass: return "Pooled mass (LANTERN)";
+    case Layer::Frontier: return "Drafting frontier (SSD)";
+    case Layer::Rounds: return "Times verified (SSD rounds)";
   }
   return {};
 }
@@ -29,6 +32,8 @@ QString layer_key(Layer layer) {
     case Layer::Origin: return "origin";
     case Layer::SoftScore: return "soft_score";
     case Layer::PooledMass: return "pooled_mass";
+    case Layer::Frontier: return "frontier";
+    case Layer::Rounds: return "rounds";
   }
   return {};
 }
@@ -61,6 +66,12 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
     case Layer::PooledMass:
       return {{heat_color(0), "pooling added nothing"}, {heat_color(0.5), "half the pooled probability from neighbours"},
               {heat_color(1), "all of it from neighbours"}};
+    case Layer::Frontier:
+      return {{kFrontierColor, "drafted at once in the latest frontier"},
+              {kFrontierArrowColor, "arrow: from the cell whose feature the head read"}};
+    case Layer::Rounds:
+      return {{heat_color(0), "verified once"}, {heat_color(1.0 / 3), "twice"}, {heat_color(2.0 / 3), "3 times"},
+              {heat_color(1), "4 or more times"}};
   }
   return {};
 }
@@ -91,6 +102,8 @@ QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step
     case Layer::Origin: return paint_origin_layer(grid, 1).scaled(size);
     case Layer::SoftScore: return paint_soft_score_layer(grid, 1).scaled(size);
     case Layer::PooledMass: return paint_pooled_mass_layer(grid, 1).scaled(size);
+    case Layer::Frontier: return paint_frontier_layer(grid, size);
+    case Layer::Rounds: return paint_rounds_layer(grid, 1).scaled(size);
   }
   return {};
 }

@@ -11,9 +11,10 @@
 
 namespace speculum::vis {
 
-enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass };
-inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines,
-                                       Layer::Origin,     Layer::SoftScore,  Layer::PooledMass};
+enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass, Frontier, Rounds };
+inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance,
+                                       Layer::GridLines,  Layer::Origin,     Layer::SoftScore,
+                                       Layer::PooledMass, Layer::Frontier,   Layer::Rounds};
 
 QString layer_name(Layer layer);     // "Token state", ...
 QString layer_key(Layer layer);      // stable id for settings: "token_state", ...

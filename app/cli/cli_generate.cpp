@@ -1,9 +1,9 @@
-// speculum-cli generate: one image (PNG with its parameters) and optionally its trace.
+// speculum-cli generate: one image (PNG with its parameters; PPM in engine-only builds) and optionally its trace.
 #include <iostream>
 #include <memory>
 
 #include "cli/cli_options.h"
-#include "common/png_export.h"
+#include "common/image_output.h"
 #include "trace/trace_io.h"
 
 namespace speculum::cli {
@@ -12,14 +12,14 @@ void add_generate_command(CLI::App& app) {
   struct State {
     EngineFlags engine;
     RequestFlags request;
-    std::string out = "speculum.png";
+    std::string out = std::string("speculum") + app::generated_image_extension();
     std::string trace;
   };
   auto state = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("generate", "Generate one image");
   state->engine.add_to(*c);
   state->request.add_to(*c, /*with_method=*/true);
-  c->add_option("--out", state->out, "Output PNG (parameters in its text chunk)")->capture_default_str();
+  c->add_option("--out", state->out, "Output image (PNG, parameters in its text chunk; PPM + .json in engine-only builds)")->capture_default_str();
   c->add_option("--trace", state->trace, "Write the event trace as JSON lines");
   c->final_callback([state] {
     const int rc = run_reporting_errors([&] {
@@ -32,7 +32,7 @@ void add_generate_command(CLI::App& app) {
       const GenerateResult result = engine->generate(params, callbacks);
       if (trace) trace->finish();
       const RunMetrics& m = result.metrics;
-      app::write_png(state->out, result.image,
+      app::write_generated_image(state->out, result.image,
                      {{app::kParametersKey, params.to_json()},
                       {"speculum:bundle", engine->info().name},
                       {"speculum:metrics", "nfe=" + std::to_string(m.nfe) + " tokens=" + std::to_string(m.tokens) +

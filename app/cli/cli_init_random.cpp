@@ -9,7 +9,7 @@ void add_init_random_command(CLI::App& app) {
   auto p = std::make_shared<RandomBundleParams>();
   CLI::App* c = app.add_subcommand("init-random", "Write a random-weight bundle");
   c->add_option("--out", p->out_dir, "Output folder")->required();
-  c->add_option("--preset", p->preset, "Size preset")->check(CLI::IsMember({"tiny", "small", "base"}))->capture_default_str();
+  c->add_option("--preset", p->preset, "Size preset")->check(CLI::IsMember({"tiny", "small", "base", "llamagen-b", "llamagen-l", "llamagen-xl"}))->capture_default_str();
   c->add_option("--condition", p->condition, "Conditioning")->check(CLI::IsMember({"text", "class"}))->capture_default_str();
   c->add_option("--dim", p->dim, "Override the model width")->check(CLI::Range(8, 8192));
   c->add_option("--layers", p->n_layer, "Override the layer count")->check(CLI::Range(1, 256));
@@ -19,7 +19,7 @@ void add_init_random_command(CLI::App& app) {
   c->add_option("--seed", p->seed, "Weight seed")->capture_default_str();
   c->add_flag("--fp16", p->fp16, "Store weights as F16");
   c->add_flag("--drafters,!--no-drafters", p->drafters,
-              "Also random eagle and lisa drafters and soft-verification bounds (every method runs)")->capture_default_str();
+              "Also random eagle and lisa drafters, soft-verification bounds and SSD heads (every method runs)")->capture_default_str();
   c->final_callback([p] {
     const int rc = run_reporting_errors([&] {
       create_random_bundle(*p);

@@ -40,7 +40,9 @@ void add_inspect_command(CLI::App& app);
 void add_init_random_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_data_commands(CLI::App& app);  // data shapes, check
-void add_train_commands(CLI::App& app);  // train vq, train target
+// train target | drafter | samples | fit | bundle; returns `train` for the image-based ones below.
+CLI::App* add_train_commands(CLI::App& app);
+void add_image_training_commands(CLI::App& train);  // train vq | tokenize (OpenCV)
 void add_emoji_command(CLI::App& data_command);  // data emoji
 void add_eval_command(CLI::App& app);
 void add_compare_command(CLI::App& app);  // pairs two eval --csv runs

@@ -1,46 +1,25 @@
-// speculum-cli train vq: the project's own VQ tokenizer on the shapes data (resumable; Ctrl-C stops
-// after a checkpoint). Output: <out>/vq.safetensors and <out>/tokenizer.json.
+// speculum-cli train target | drafter | samples | fit | bundle: the parts that need only LibTorch (they run in
+// SPECULUM_ENGINE_ONLY builds too, on CUDA with --device). Resumable; Ctrl-C stops after a checkpoint.
 #include <ATen/Parallel.h>
 
-#include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
-#include <c10/core/InferenceMode.h>
 
 #include "cli/cli_options.h"
-#include "io/atomic_file.h"
-#include "data/image_batches.h"
-#include <algorithm>
-#include "models/model_config.h"
+#include "cli/train_shared.h"
 #include "data/shapes_scene.h"
 #include "io/bundle.h"
-#include "io/json_fields.h"
+#include "models/device.h"
+#include "models/drafter.h"
+#include "models/model_config.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
-#include "models/drafter.h"
 #include "train/drafter_trainer.h"
+#include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
-#include "train/vq_trainer.h"
 
 namespace speculum::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-void request_stop(int) { g_stop = true; }
-
-VqConfig read_vq_run(const std::string& vq_dir) {
-  const std::string path = vq_dir + "/tokenizer.json";
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "' (train the tokenizer first: speculum-cli train vq --out " + vq_dir + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json doc = parse_untrusted_json(text.str(), path, 4);
-  return read_tokenizer_section(JsonFields(doc, path));
-}
 
 struct TargetShape {
   int dim = 192;
@@ -75,125 +54,12 @@ BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std
 
 }  // namespace
 
-void add_train_commands(CLI::App& app) {
+CLI::App* add_train_commands(CLI::App& app) {
   CLI::App* train = app.add_subcommand("train", "Train the default model's parts");
   train->require_subcommand(1);
-
-  struct VqArgs {
-    std::string out;
-    VqConfig config;
-    VqTrainParams params;
-    int batch = 32;
-    int crop = 32;
-    int held_out = 256;
-    int threads = 2;
-    std::string emoji;
-  };
-  auto a = std::make_shared<VqArgs>();
-  a->config.codebook_size = 1024;
-  a->config.codebook_dim = 8;
-  a->config.ch = 48;
-  a->config.ch_mult = {1, 1, 2};
-  a->config.z_channels = 64;
-  a->config.num_res_blocks = 1;
-  a->config.norm_groups = 16;
-  CLI::App* vq = train->add_subcommand("vq", "Train the VQ tokenizer on shapes (64x64 -> 16x16 codes)");
-  vq->add_option("--out", a->out, "Run folder (checkpoints, log.csv, final weights); resumes if it has a checkpoint")->required();
-  vq->add_option("--steps", a->params.schedule.steps, "Optimisation steps")->capture_default_str();
-  vq->add_option("--lr", a->params.schedule.peak_lr, "Peak learning rate (cosine schedule)")->capture_default_str();
-  vq->add_option("--batch", a->batch, "Images per step")->capture_default_str();
-  vq->add_option("--crop", a->crop, "Train on random crops of this side (multiple of 4, <= 64)")->check(CLI::Range(8, 64))->capture_default_str();
-  vq->add_option("--codebook", a->config.codebook_size, "Codebook size")->capture_default_str();
-  vq->add_option("--ch", a->config.ch, "Base channels")->capture_default_str();
-  vq->add_option("--norm-groups", a->config.norm_groups, "GroupNorm groups (must divide every channel count)")->capture_default_str();
-  vq->add_option("--held-out", a->held_out, "Held-out shapes images for PSNR")->capture_default_str();
-  vq->add_option("--seed", a->params.seed, "Seed (weights and data)")->capture_default_str();
-  vq->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
-  vq->add_option("--emoji", a->emoji, "Emoji folder (speculum-cli data emoji): half of each batch, and a held-out PSNR");
-  vq->add_option("--checkpoint-every", a->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
-  vq->final_callback([a] {
-    const int rc = run_reporting_errors([&] {
-      validate_config(a->config);
-      if (a->crop % a->config.downsample_factor() != 0) throw Error("--crop must be a multiple of the downsampling factor");
-      at::set_num_threads(a->threads);
-      std::signal(SIGINT, request_stop);
-      std::signal(SIGTERM, request_stop);
-      std::filesystem::create_directories(a->out);
-      std::cout << "VQ: " << parameter_count(vq_tensor_specs(a->config)) << " parameters, " << a->params.schedule.steps
-                << " steps of " << a->batch << " crops of " << a->crop << " px\n";
-      std::vector<HeldOutImages> held_out = {{"shapes", data::shapes_images(900000000, a->held_out)}};
-      const int align = a->config.downsample_factor();
-      ImageBatches batches = data::shapes_crop_batches(a->params.seed, a->batch, a->crop, align);
-      if (!a->emoji.empty()) {
-        // Every 16th emoji is held out for PSNR; the rest share each batch half and half with shapes.
-        const at::Tensor all = data::load_folder_dataset(a->emoji).images;
-        const at::Tensor held = at::arange(0, all.size(0), 16, at::kLong);
-        const at::Tensor keep = at::arange(0, all.size(0), at::kLong).index_select(0, (at::arange(0, all.size(0), at::kLong) % 16 != 0).nonzero().reshape({-1}));
-        held_out.push_back({"emoji", all.index_select(0, held)});
-        batches = data::mixed_batches({data::shapes_crop_batches(a->params.seed, a->batch - a->batch / 2, a->crop, align),
-                                       data::crop_batches(all.index_select(0, keep), a->params.seed + 1, a->batch / 2, a->crop, align)});
-      }
-      const TensorMap weights = train_vq(a->config, a->params, a->out, batches, held_out,
-                                         [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
-      save_tensors(a->out + "/vq.safetensors", weights);
-      write_text_atomically(a->out + "/tokenizer.json", tokenizer_section(a->config, "vq.safetensors").dump(2) + "\n");
-      std::cout << "wrote " << a->out << "/vq.safetensors\n";
-    });
-    if (rc) throw CLI::RuntimeError(rc);
-  });
-
-  struct TokenizeArgs {
-    std::string vq, out, emoji;
-    int count = 20000;
-    std::uint64_t seed = 0;
-    bool emoji_held_out = false;
-  };
-  auto t = std::make_shared<TokenizeArgs>();
-  CLI::App* tok = train->add_subcommand("tokenize", "Render shapes scenes and encode them with a trained tokenizer");
-  tok->add_option("--vq", t->vq, "VQ run folder (tokenizer.json, vq.safetensors)")->required();
-  tok->add_option("--out", t->out, "Corpus file (.safetensors)")->required();
-  tok->add_option("--count", t->count, "Scenes")->capture_default_str();
-  tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
-  tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
-  tok->add_flag("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
-  tok->final_callback([t] {
-    const int rc = run_reporting_errors([&] {
-      const VqConfig config = read_vq_run(t->vq);
-      const VqModel vq = VqModel::load(config, t->vq + "/vq.safetensors", at::kCPU);
-      // Word ids: the shapes grammar first, then every new word of the emoji names, in order of appearance.
-      std::vector<std::string> words = data::caption_vocabulary();
-      data::FolderDataset emoji;
-      if (!t->emoji.empty()) {
-        emoji = data::load_folder_dataset(t->emoji);
-        for (const auto& caption : emoji.captions)
-          for (const auto& w : TextVocabulary::split(caption))
-            if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
-      }
-      const TextVocabulary vocabulary(words);
-      c10::InferenceMode inference;
-      TokenizedCorpus corpus;
-      corpus.vocabulary = words;
-      std::vector<at::Tensor> codes;
-      for (int i = 0; i < t->count; i += 64) {
-        const int n = std::min(64, t->count - i);
-        codes.push_back(vq.encode(data::shapes_images(t->seed + i, n)).reshape({n, -1}));
-        for (int j = 0; j < n; ++j) corpus.words.push_back(vocabulary.encode(data::sample_scene(t->seed + i + j).caption()));
-        if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
-      }
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(emoji.captions.size()); ++i) {
-        if ((i % 16 == 0) != t->emoji_held_out) continue;
-        codes.push_back(vq.encode(emoji.images.narrow(0, i, 1)).reshape({1, -1}));
-        corpus.words.push_back(vocabulary.encode(emoji.captions[i]));
-      }
-      corpus.codes = at::cat(codes);
-      corpus.save(t->out, 16);
-      std::cout << "wrote " << t->out << " (" << corpus.size() << " images x " << corpus.codes.size(1) << " tokens)\n";
-    });
-    if (rc) throw CLI::RuntimeError(rc);
-  });
-
   struct TargetArgs {
-    std::string vq, corpus, held_out, out;
+    std::string vq, held_out, out, device = "cpu";
+    std::vector<std::string> corpora;
     TargetTrainParams params;
     TargetShape shape;
     int threads = 2;
@@ -201,7 +67,7 @@ void add_train_commands(CLI::App& app) {
   auto g = std::make_shared<TargetArgs>();
   CLI::App* target = train->add_subcommand("target", "Train the text-conditioned target on a tokenised corpus");
   target->add_option("--vq", g->vq, "VQ run folder")->required();
-  target->add_option("--corpus", g->corpus, "Training corpus (from train tokenize)")->required();
+  target->add_option("--corpus", g->corpora, "Training corpora (from train tokenize), used as one")->required();
   target->add_option("--held-out", g->held_out, "Held-out corpus for validation loss");
   target->add_option("--out", g->out, "Run folder; resumes if it has a checkpoint")->required();
   target->add_option("--steps", g->params.schedule.steps, "Optimisation steps")->capture_default_str();
@@ -214,6 +80,7 @@ void add_train_commands(CLI::App& app) {
   target->add_option("--batch", g->params.batch, "Sequences per step")->capture_default_str();
   target->add_option("--seed", g->params.seed, "Seed")->capture_default_str();
   target->add_option("--threads", g->threads, "LibTorch threads")->capture_default_str();
+  add_training_device_option(*target, g->device);
   target->add_option("--checkpoint-every", g->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
   target->add_option("--dim", g->shape.dim, "Model width (a new run only; a resumed run keeps its manifest)")->capture_default_str();
   target->add_option("--layers", g->shape.layers, "Transformer blocks")->capture_default_str();
@@ -230,15 +97,15 @@ void add_train_commands(CLI::App& app) {
   target->final_callback([g] {
     const int rc = run_reporting_errors([&] {
       at::set_num_threads(g->threads);
-      std::signal(SIGINT, request_stop);
-      std::signal(SIGTERM, request_stop);
-      const TokenizedCorpus corpus = TokenizedCorpus::load(g->corpus);
-      if (corpus.vocabulary.empty()) throw Error("'" + g->corpus + "' carries no vocabulary (re-run train tokenize)");
+      stop_training_on_signals();
+      g->params.device = resolve_device(g->device);
+      const TokenizedCorpus corpus = load_corpora(g->corpora);
+      if (corpus.vocabulary.empty()) throw Error("'" + g->corpora.front() + "' carries no vocabulary (re-run train tokenize)");
       // A resumed run keeps the architecture it was started with; a new one records it for `train bundle`.
       const bool resuming = std::filesystem::exists(checkpoint_dir(g->out)) && std::filesystem::exists(g->out + "/speculum.json");
       const BundleManifest m = resuming ? read_manifest(g->out) : default_manifest(read_vq_run(g->vq), corpus.vocabulary, g->shape);
       if (!resuming && !g->params.init_from.empty() && read_manifest(g->params.init_from).text_vocab != corpus.vocabulary)
-        throw Error("--init-from '" + g->params.init_from + "' was trained on another vocabulary than '" + g->corpus + "'");
+        throw Error("--init-from '" + g->params.init_from + "' was trained on another vocabulary than the corpus");
       if (!resuming) {
         std::filesystem::create_directories(g->out);
         write_manifest(m, g->out);
@@ -246,23 +113,20 @@ void add_train_commands(CLI::App& app) {
       const TokenizedCorpus held_out = g->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(g->held_out);
       std::cout << "target: " << parameter_count(gpt_tensor_specs(m.target)) << " parameters, " << corpus.size()
                 << " training images, " << g->params.schedule.steps << " steps of " << g->params.batch << "\n";
-      train_target(m.target, g->params, g->out, corpus, held_out, [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
+      train_target(m.target, g->params, g->out, corpus, held_out, [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
 
   struct DrafterArgs {
-    std::string bundle, corpus, held_out, out, objective = "eagle";
+    TrainerFlags flags;
+    std::string objective = "eagle";
     DrafterTrainParams params;
     bool install = false;
-    int threads = 2;
   };
   auto d = std::make_shared<DrafterArgs>();
   CLI::App* drafter = train->add_subcommand("drafter", "Train an EAGLE-style drafter on a bundle's frozen target");
-  drafter->add_option("--bundle", d->bundle, "Bundle whose target the drafter serves")->required();
-  drafter->add_option("--corpus", d->corpus, "Tokenised corpus (train tokenize) the target is teacher-forced on")->required();
-  drafter->add_option("--held-out", d->held_out, "Held-out corpus: acceptance and top-1 agreement at checkpoints");
-  drafter->add_option("--out", d->out, "Run folder; resumes if it has a checkpoint")->required();
+  d->flags.add_to(*drafter, d->params.schedule, d->params.stop_at, d->params.batch, d->params.seed, d->params.checkpoint_every);
   drafter->add_option("--objective", d->objective, "eagle: Smooth-L1 + 0.1 soft CE; lisa: Locality-Informed Distillation")
       ->check(CLI::IsMember({"eagle", "lisa"}))
       ->capture_default_str();
@@ -270,46 +134,61 @@ void add_train_commands(CLI::App& app) {
                     "lisa: weight positions by structured uncertainty")->capture_default_str();
   drafter->add_flag("--lisa-smoothing,!--no-lisa-smoothing", d->params.lisa_smoothing,
                     "lisa: smooth the soft target over the codebook")->capture_default_str();
-  drafter->add_option("--steps", d->params.schedule.steps, "Optimisation steps")->capture_default_str();
-  drafter->add_option("--stop-at", d->params.stop_at, "Stop with a checkpoint at this step (0 = run to --steps)")->capture_default_str();
-  drafter->add_option("--lr", d->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
-  drafter->add_option("--warmup", d->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
-  drafter->add_option("--batch", d->params.batch, "Sequences per step")->capture_default_str();
-  drafter->add_option("--seed", d->params.seed, "Seed")->capture_default_str();
-  drafter->add_option("--threads", d->threads, "LibTorch threads")->capture_default_str();
-  drafter->add_option("--checkpoint-every", d->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
   drafter->add_flag("--install", d->install, "At the end, store the drafter in the bundle (F16) under the objective's name");
   drafter->final_callback([d] {
     const int rc = run_reporting_errors([&] {
-      at::set_num_threads(d->threads);
-      std::signal(SIGINT, request_stop);
-      std::signal(SIGTERM, request_stop);
       d->params.objective = parse_drafter_objective(d->objective);
-      BundleManifest m = read_manifest(d->bundle);
-      const TokenizedCorpus corpus = TokenizedCorpus::load(d->corpus);
-      if (m.target.condition != ConditionKind::Text) throw Error("train drafter: only text-conditioned bundles so far");
-      for (std::size_t i = 0; i < std::min(corpus.vocabulary.size(), m.text_vocab.size()); ++i)
-        if (corpus.vocabulary[i] != m.text_vocab[i])
-          throw Error("'" + d->corpus + "' numbers its words differently from the bundle (word " + std::to_string(i) + ": '" +
-                      corpus.vocabulary[i] + "' vs '" + m.text_vocab[i] + "')");
-      if (corpus.vocabulary.size() > m.text_vocab.size())
-        throw Error("'" + d->corpus + "' has words the bundle's vocabulary lacks");
-      const TokenizedCorpus held_out = d->held_out.empty() ? TokenizedCorpus{} : TokenizedCorpus::load(d->held_out);
-      const Transformer target(m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU), at::kCPU);
+      FrozenTargetRun run = start_frozen_target_run(d->flags, "drafter");
+      BundleManifest& m = run.manifest;
       const VqModel vq = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
       std::cout << "drafter (" << d->objective << "): " << parameter_count(drafter_tensor_specs(m.target)) << " parameters for "
-                << m.name << "'s target, " << corpus.size() << " training images, " << d->params.schedule.steps << " steps of "
+                << m.name << "'s target, " << run.corpus.size() << " training images, " << d->params.schedule.steps << " steps of "
                 << d->params.batch << "\n";
-      const TensorMap weights = train_drafter(target, vq.normalized_codebook(), d->params, d->out, corpus, held_out,
-                                              [](const std::string& line) { std::cout << line << std::endl; }, &g_stop);
-      save_tensors(d->out + "/drafter.safetensors", weights);
-      std::cout << "wrote " << d->out << "/drafter.safetensors\n";
-      if (d->install && !g_stop) {
+      const TensorMap weights = train_drafter(*run.target, vq.normalized_codebook(), d->params, d->flags.out, run.corpus, run.held_out,
+                                              [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
+      save_tensors(d->flags.out + "/drafter.safetensors", weights);
+      std::cout << "wrote " << d->flags.out << "/drafter.safetensors\n";
+      if (d->install && !training_stop) {
         const std::string file = "drafter-" + d->objective + ".safetensors";
         save_tensors(m.dir + "/" + file, weights, DType::F16);
         m.drafters[d->objective] = {file, d->objective};
         write_manifest(m, m.dir);
         std::cout << "installed as drafter '" << d->objective << "' in " << m.dir << "\n";
+      }
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct SpatialHeadsArgs {
+    TrainerFlags flags;
+    SpatialHeadsTrainParams params;
+    bool install = false;
+  };
+  auto h = std::make_shared<SpatialHeadsArgs>();
+  CLI::App* ssd = train->add_subcommand("ssd-heads", "Train SSD's horizontal and vertical heads on a bundle's frozen target");
+  h->flags.add_to(*ssd, h->params.schedule, h->params.stop_at, h->params.batch, h->params.seed, h->params.checkpoint_every);
+  ssd->add_option("--horizontal", h->params.horizontal, "Horizontal heads (offsets 1..k_h along a row)")
+      ->check(CLI::Range(1, kMaxHorizontalHeads))->capture_default_str();
+  ssd->add_option("--vertical", h->params.vertical, "Vertical heads (offsets 1..k_v rows down)")
+      ->check(CLI::Range(1, kMaxVerticalHeads))->capture_default_str();
+  ssd->add_flag("--install", h->install, "At the end, store the heads in the bundle (F16, ssd-heads.safetensors)");
+  ssd->final_callback([h] {
+    const int rc = run_reporting_errors([&] {
+      FrozenTargetRun run = start_frozen_target_run(h->flags, "ssd-heads");
+      BundleManifest& m = run.manifest;
+      std::cout << "SSD heads (" << h->params.horizontal << " horizontal, " << h->params.vertical << " vertical): "
+                << parameter_count(spatial_heads_tensor_specs(m.target, h->params.horizontal, h->params.vertical))
+                << " parameters for " << m.name << "'s target, " << run.corpus.size() << " training images, "
+                << h->params.schedule.steps << " steps of " << h->params.batch << "\n";
+      const TensorMap weights = train_spatial_heads(*run.target, h->params, h->flags.out, run.corpus, run.held_out,
+                                                    [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
+      save_tensors(h->flags.out + "/ssd-heads.safetensors", weights);
+      std::cout << "wrote " << h->flags.out << "/ssd-heads.safetensors\n";
+      if (h->install && !training_stop) {
+        m.ssd_heads = SpatialHeadsEntry{"ssd-heads.safetensors", h->params.horizontal, h->params.vertical};
+        save_tensors(m.ssd_heads_path(), weights, DType::F16);
+        write_manifest(m, m.dir);
+        std::cout << "installed as the SSD heads of " << m.dir << "\n";
       }
     });
     if (rc) throw CLI::RuntimeError(rc);
@@ -321,6 +200,7 @@ void add_train_commands(CLI::App& app) {
     int count = 256;
     std::uint64_t scene_seed = 960000000;
     int threads = 2;
+    std::string device = "cpu";
   };
   auto sa = std::make_shared<SamplesArgs>();
   CLI::App* samples = train->add_subcommand("samples", "Generate the target's own images (ar, the bundle's sampling) as a corpus");
@@ -329,11 +209,13 @@ void add_train_commands(CLI::App& app) {
   samples->add_option("--count", sa->count, "Images")->check(CLI::Range(1, 1000000))->capture_default_str();
   samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes from this seed on")->capture_default_str();
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
+  add_training_device_option(*samples, sa->device);
   samples->final_callback([sa] {
     const int rc = run_reporting_errors([&] {
       EngineParams ep;
       ep.bundle_dir = sa->bundle;
-      ep.device = "cpu";
+      stop_training_on_signals();  // Ctrl-C / SIGTERM: keep the images generated so far
+      ep.device = sa->device;
       ep.threads = sa->threads;
       const auto engine = Engine::load(ep);
       const BundleManifest m = read_manifest(sa->bundle);
@@ -341,7 +223,7 @@ void add_train_commands(CLI::App& app) {
       TokenizedCorpus corpus;
       corpus.vocabulary = m.text_vocab;
       std::vector<at::Tensor> codes;
-      for (int i = 0; i < sa->count && !g_stop; ++i) {
+      for (int i = 0; i < sa->count && !training_stop; ++i) {
         GenerateParams p;
         p.prompt = data::sample_scene(sa->scene_seed + i).caption();
         p.seed = sa->scene_seed + i;
@@ -412,6 +294,7 @@ void add_train_commands(CLI::App& app) {
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
+  return train;
 }
 
 }  // namespace speculum::cli

@@ -18,13 +18,16 @@ int main(int argc, char** argv) {
   speculum::cli::add_inspect_command(app);
   speculum::cli::add_init_random_command(app);
   speculum::cli::add_bench_command(app);
-  speculum::cli::add_data_commands(app);
-  speculum::cli::add_train_commands(app);
-  speculum::cli::add_eval_command(app);
+  CLI::App* train = speculum::cli::add_train_commands(app);
   speculum::cli::add_compare_command(app);
-  speculum::cli::add_entropy_command(app);
   speculum::cli::add_calibrate_command(app);
+#ifndef SPECULUM_ENGINE_ONLY  // the commands that render, check or plot images (OpenCV, Qt)
+  speculum::cli::add_image_training_commands(*train);
+  speculum::cli::add_data_commands(app);
+  speculum::cli::add_eval_command(app);
+  speculum::cli::add_entropy_command(app);
   speculum::cli::add_plot_command(app);
+#endif
   app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
     for (const auto& m : speculum::available_methods()) {
       std::cout << m.name << "  " << m.summary << "\n";

@@ -5,11 +5,10 @@
 #include <map>
 #include <string>
 
+#include "common/image_output.h"  // kParametersKey
 #include "speculum.h"
 
 namespace speculum::app {
-
-inline constexpr const char* kParametersKey = "parameters";  // GenerateParams::to_json()
 
 // Writes atomically (temporary file, then rename); throws speculum::Error on failure.
 void write_png(const std::string& path, const Image& image, const std::map<std::string, std::string>& text);

@@ -2,6 +2,7 @@
 
 #include "decoding/ar_method.h"
 #include "decoding/sjd_method.h"
+#include "decoding/ssd_method.h"
 #include "decoding/tree_method.h"
 #include "decoding/method.h"
 #include "error.h"
@@ -10,7 +11,7 @@ namespace speculum {
 
 const std::vector<MethodInfo>& method_catalog() {
   static const std::vector<MethodInfo> catalog = {ar_method_info(), eagle_method_info(), lantern_method_info(),
-                                                  lisa_method_info(), sjd_method_info()};
+                                                  lisa_method_info(), sjd_method_info(), ssd_method_info()};
   return catalog;
 }
 
@@ -48,6 +49,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions
     };
     if (name == "ar") return std::make_unique<ArMethod>();
     if (name == "sjd") return std::make_unique<SjdMethod>(static_cast<int>(value("window")), value("init") != 0);
+    if (name == "ssd") return make_ssd_method(options, resources);
     return make_tree_method(name, options, resources);
   }
   std::string allowed;

@@ -1,5 +1,5 @@
-// What a method may use besides the target: the bundle's drafters, the codebook's geometry and LISA's
-// calibrated bounds. The engine fills it from the bundle; make_method says clearly what is missing.
+// What a method may use besides the target: the bundle's drafters, the codebook's geometry, LISA's
+// calibrated bounds and SSD's spatial heads. The engine fills it from the bundle; make_method says clearly what is missing.
 #pragma once
 
 #include <map>
@@ -9,6 +9,7 @@
 #include "decoding/codebook_geometry.h"
 #include "io/bundle.h"
 #include "models/drafter.h"
+#include "models/spatial_heads.h"
 
 namespace speculum {
 
@@ -17,6 +18,7 @@ struct MethodResources {
   std::map<std::string, const Drafter*> drafters;  // by manifest name: "eagle", "lisa"
   const CodebookGeometry* geometry = nullptr;
   std::optional<SoftVerificationBounds> soft_bounds;
+  const SpatialHeads* ssd_heads = nullptr;
 };
 
 }  // namespace speculum

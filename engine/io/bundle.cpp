@@ -130,6 +130,16 @@ BundleManifest read_manifest(const std::string& dir) {
       throw Error(path + ": soft_verification.confidence_max must be in (0, 1]");
     m.soft_verification = b;
   }
+  if (root.has("ssd_heads")) {
+    const JsonFields h = root.object("ssd_heads");
+    m.ssd_heads = SpatialHeadsEntry{h.string("weights"), h.integer("horizontal"), h.integer("vertical")};
+    if (m.ssd_heads->horizontal < 1 || m.ssd_heads->horizontal > kMaxHorizontalHeads)
+      throw Error(path + ": ssd_heads.horizontal is " + std::to_string(m.ssd_heads->horizontal) + " (allowed: 1.." +
+                  std::to_string(kMaxHorizontalHeads) + ")");
+    if (m.ssd_heads->vertical < 1 || m.ssd_heads->vertical > kMaxVerticalHeads)
+      throw Error(path + ": ssd_heads.vertical is " + std::to_string(m.ssd_heads->vertical) + " (allowed: 1.." +
+                  std::to_string(kMaxVerticalHeads) + ")");
+  }
   if (root.has("sampling")) {
     m.sampling = read_sampling_fields(root.object("sampling"), m.sampling);
     try {
@@ -172,6 +182,8 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
   if (const auto& b = m.soft_verification)
     doc["soft_verification"] = {{"alpha", b->alpha}, {"beta", b->beta}, {"u_bound", b->u_bound}, {"delta_max", b->delta_max},
                                 {"confidence_max", b->confidence_max}, {"samples", b->samples}};
+  if (const auto& h = m.ssd_heads)
+    doc["ssd_heads"] = {{"weights", h->weights}, {"horizontal", h->horizontal}, {"vertical", h->vertical}};
   write_sampling_fields(m.sampling, doc["sampling"]);
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};

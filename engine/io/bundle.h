@@ -32,6 +32,16 @@ struct SoftVerificationBounds {
   int samples = 0;  // positions the calibration measured
 };
 
+// SSD's spatial heads (manifest "ssd_heads": {"weights": ..., "horizontal": k_h, "vertical": k_v}): k_h heads
+// for offsets 1..k_h along a row and k_v for 1..k_v rows down; tensors follow spatial_heads_tensor_specs.
+struct SpatialHeadsEntry {
+  std::string weights;
+  int horizontal = 0;
+  int vertical = 0;
+};
+inline constexpr int kMaxHorizontalHeads = 8;
+inline constexpr int kMaxVerticalHeads = 2;
+
 struct BundleManifest {
   std::string dir;   // where it was read from
   std::string name;
@@ -44,11 +54,13 @@ struct BundleManifest {
   std::vector<std::string> text_vocab;  // text conditioning: word of each text token id
   std::map<std::string, DrafterEntry> drafters;
   std::optional<SoftVerificationBounds> soft_verification;
+  std::optional<SpatialHeadsEntry> ssd_heads;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
 
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
   std::string drafter_path(const std::string& name) const { return dir + "/" + drafters.at(name).weights; }
+  std::string ssd_heads_path() const { return dir + "/" + ssd_heads.value().weights; }
 };
 
 class JsonFields;

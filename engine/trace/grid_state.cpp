@@ -7,6 +7,20 @@
 
 namespace speculum {
 
+namespace {
+
+// δ of an SSD head's draft source "h_head(δ)" / "v_head(δ)"; 0 for every other source.
+int head_offset(const std::string& source) {
+  if (!(source.starts_with("h_head(") || source.starts_with("v_head(")) || !source.ends_with(")")) return 0;
+  try {
+    return std::stoi(source.substr(7, source.size() - 8));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
 GridState::GridState(int rows, int cols) : rows_(rows), cols_(cols), cells_(std::size_t(rows) * cols) {}
 
 CellInfo* GridState::cell(const Cell& c) {
@@ -26,6 +40,7 @@ void GridState::apply(const Event& event) {
           last_step_ = std::max(last_step_, e.step);
         }
         if constexpr (std::is_same_v<T, Draft>) {
+          const int offset = head_offset(e.source);
           for (std::size_t i = 0; i < e.cells.size(); ++i) {
             CellInfo* c = cell(e.cells[i]);
             if (c->state == CellState::Committed) continue;
@@ -33,7 +48,13 @@ void GridState::apply(const Event& event) {
             c->token = e.tokens.at(i);
             c->q = i < e.q_of_token.size() ? e.q_of_token[i] : -1;
             c->last_step = e.step;
+            if (offset > 0)
+              c->drafted_from = e.source.starts_with("v_head") ? Cell{e.cells[i].row - offset, e.cells[i].col}
+                                                              : Cell{e.cells[i].row, e.cells[i].col - offset};
           }
+        } else if constexpr (std::is_same_v<T, Frontier>) {
+          frontier_step_ = e.step;
+          for (const Cell& f : e.cells) cell(f)->frontier_step = e.step;
         } else if constexpr (std::is_same_v<T, Verify>) {
           for (std::size_t i = 0; i < e.cells.size(); ++i) {
             CellInfo* c = cell(e.cells[i]);

@@ -26,6 +26,8 @@ struct CellInfo {
   CellOrigin origin = CellOrigin::Unknown;
   float soft_score = -1e9f;  // LISA: the latest soft-verification score (>= 0 inside the region); -1e9 when never asked
   float pooled_gain = -1;    // LANTERN: the share of p̃ that pooling added, (p̃ − p) / p̃, at the latest verification; -1 when none
+  int frontier_step = -1;    // SSD: the step of the latest drafting frontier that held the cell
+  Cell drafted_from{-1, -1};  // SSD: the cell whose feature the head that drafted this one read; row -1 when none
 };
 
 class GridState {
@@ -40,6 +42,7 @@ class GridState {
   const CellInfo& at(int row, int col) const { return cells_[index(row, col)]; }
   int committed_count() const { return committed_; }
   int last_step() const { return last_step_; }
+  int frontier_step() const { return frontier_step_; }  // the latest Frontier event's step, -1 before any
   std::vector<int> committed_tokens() const;  // raster order, -1 where not committed
 
  private:
@@ -50,6 +53,7 @@ class GridState {
   int cols_ = 0;
   int committed_ = 0;
   int last_step_ = -1;
+  int frontier_step_ = -1;
   std::vector<CellInfo> cells_;
 };
 

@@ -132,13 +132,21 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
               out << " The drafter grew a tree of " << plural(e.cells.size(), "candidate token") << ", " << depth
                   << " deep, for the " << plural(static_cast<std::size_t>(depth), "cell") << " from " << cell_list({e.cells.front()})
                   << " on (see the draft tree).";
+            } else if (e.source.starts_with("v_head(") || e.source.starts_with("h_head(")) {
+              const std::string delta = e.source.substr(7, e.source.size() - 8);
+              out << (e.round > 0 ? " Their context changed, so " : " ") << "SSD's "
+                  << (e.source[0] == 'v' ? "vertical" : "horizontal") << " head " << delta << " drew "
+                  << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << " from the committed cell"
+                  << (e.source[0] == 'v' ? "s " + delta + (delta == "1" ? " row above." : " rows above.")
+                                         : " " + delta + " to the left.");
             } else {
               out << " The drafter (" << e.source << ") proposed " << plural(e.cells.size(), "token") << " at "
                   << cell_list(e.cells) << ".";
             }
           } else if constexpr (std::is_same_v<T, Frontier>) {
-            out << " The drafting frontier holds " << plural(e.cells.size(), "cell") << ".";
+            out << " The drafting frontier holds " << plural(e.cells.size(), "cell") << ", drafted at once.";
           } else if constexpr (std::is_same_v<T, Verify>) {
+            if (e.round > 0) out << " Verification round " << e.round + 1 << ".";
             const auto strict = std::count(e.decisions.begin(), e.decisions.end(), Decision::StrictAccept);
             const auto soft = std::count(e.decisions.begin(), e.decisions.end(), Decision::SoftAccept);
             const auto rejected = std::count(e.decisions.begin(), e.decisions.end(), Decision::Reject);

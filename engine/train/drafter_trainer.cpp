@@ -47,18 +47,6 @@ TensorMap initial_drafter_weights(const GptConfig& target, std::uint64_t seed) {
 
 namespace {
 
-// Teacher-forced target features [B, N, dim] (no gradient) of corpus images `rows`; column i predicts token i.
-at::Tensor target_features(const Transformer& target, const TokenizedCorpus& corpus,
-                           const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption,
-                           at::Tensor& tokens) {
-  at::NoGradGuard no_grad;
-  std::vector<std::vector<int>> words;
-  for (auto r : rows) words.push_back(corpus.words.at(r));
-  tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(target.device());
-  const auto [prefix, attendable] = target.caption_batch(words, null_caption);
-  return target.forward_teacher_hidden(prefix, attendable, tokens);
-}
-
 // Per-position drafting terms: the drafter's predicted features for inputs 0..N-2 against the target's
 // features 1..N-1.
 struct DraftTerms {
@@ -93,7 +81,7 @@ DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, in
     std::vector<std::int64_t> rows;
     for (std::int64_t j = i; j < std::min<std::int64_t>(i + 16, n); ++j) rows.push_back(j);
     at::Tensor tokens;
-    const at::Tensor h = target_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
+    const at::Tensor h = teacher_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
     const auto len = tokens.size(1);
     const at::Tensor predicted = drafter.forward_teacher(tokens.narrow(1, 0, len - 1), h.narrow(1, 0, len - 1));
     const at::Tensor p = at::softmax(target.head(h.narrow(1, 1, len - 1)), -1);
@@ -113,21 +101,20 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
   if (codes.size(0) != g.vocab_size)
     throw Error("the codebook has " + std::to_string(codes.size(0)) + " codes; the target's vocabulary has " +
                 std::to_string(g.vocab_size));
-  const std::string ckpt = checkpoint_dir(run_dir);
   CheckpointState state;
   TensorMap weights = start_or_resume(run_dir, drafter_tensor_specs(g), "drafter",
                                       [&] { return initial_drafter_weights(g, params.seed); }, progress, state);
   const bool resume = state.step > 0;
-  std::vector<at::Tensor> parameters;
-  for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
+  std::vector<at::Tensor> parameters;  // on the target's device, so the drafter and the optimizer share them
+  for (auto& [name, t] : weights) parameters.push_back(t = t.to(target.device()).requires_grad_(true));
   const Drafter drafter(target, weights);
   torch::optim::AdamW optimizer(
       parameters,
       torch::optim::AdamWOptions(params.schedule.peak_lr).betas({0.9, 0.95}).weight_decay(params.weight_decay));
-  if (resume) load_optimizer_state(optimizer, run_dir);
+  if (resume) load_optimizer_state(optimizer, run_dir, target.device());
 
   const bool lisa = params.objective == DrafterObjective::Lisa;
-  const Locality locality = lisa ? locality_of(codes, params.locality_neighbours) : Locality{};
+  const Locality locality = lisa ? locality_of(codes.to(target.device()), params.locality_neighbours) : Locality{};
   const double log_vocab = std::log(static_cast<double>(g.vocab_size));
 
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
@@ -140,7 +127,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 3);
     at::Tensor tokens;
-    const at::Tensor h = target_features(target, corpus, rows, dropped, tokens);
+    const at::Tensor h = teacher_features(target, corpus, rows, dropped, tokens);
     const auto len = tokens.size(1);
     at::Tensor inputs = h.narrow(1, 0, len - 1);
     const at::Tensor wanted = h.narrow(1, 1, len - 1);
@@ -191,20 +178,12 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
       log.row(step + 1, values);
       progress(log.progress(step, values));
     }
-    if (checkpoint) {
-      save_tensors(ckpt + "/weights.safetensors", drafter.weights());
-      save_optimizer_state(optimizer, run_dir);
-      state.step = step + 1;
-      state.values["held_out_acceptance"] = fit.acceptance;
-      state.values["held_out_top1"] = fit.top1;
-      state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
-      write_checkpoint_state(run_dir, state);
-    }
+    if (checkpoint)
+      save_checkpoint(run_dir, drafter.weights(), optimizer, log, step + 1,
+                      {{"held_out_acceptance", fit.acceptance}, {"held_out_top1", fit.top1}}, state);
     if (stop && stop->load()) break;
   }
-  TensorMap out;
-  for (const auto& [name, t] : drafter.weights()) out[name] = t.detach().clone();
-  return out;
+  return detached_copy(drafter.weights());
 }
 
 }  // namespace speculum

@@ -52,6 +52,27 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   return corpus;
 }
 
+TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw Error("no training corpus given");
+  TokenizedCorpus all;
+  std::vector<at::Tensor> codes;
+  for (const auto& path : paths) {
+    TokenizedCorpus part = TokenizedCorpus::load(path);
+    if (!codes.empty() && part.codes.size(1) != codes.front().size(1))
+      throw Error("'" + path + "' has " + std::to_string(part.codes.size(1)) + " tokens per image; '" + paths.front() +
+                  "' has " + std::to_string(codes.front().size(1)));
+    for (std::size_t i = 0; i < std::min(part.vocabulary.size(), all.vocabulary.size()); ++i)
+      if (part.vocabulary[i] != all.vocabulary[i])
+        throw Error("'" + path + "' numbers its words differently from the corpora before it (word " + std::to_string(i) +
+                    ": '" + part.vocabulary[i] + "' vs '" + all.vocabulary[i] + "')");
+    if (part.vocabulary.size() > all.vocabulary.size()) all.vocabulary = part.vocabulary;
+    codes.push_back(part.codes);
+    for (auto& w : part.words) all.words.push_back(std::move(w));
+  }
+  all.codes = at::cat(codes);
+  return all;
+}
+
 void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
   if (corpus.size() == 0) throw Error("the training corpus is empty");
   if (corpus.codes.size(1) != config.image_tokens())
@@ -89,6 +110,16 @@ at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, 
                        const std::vector<bool>& null_caption) {
   const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
   return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
+}
+
+at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                            const std::vector<bool>& null_caption, at::Tensor& tokens) {
+  at::NoGradGuard no_grad;
+  std::vector<std::vector<int>> words;
+  for (auto r : rows) words.push_back(corpus.words.at(r));
+  tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(target.device());
+  const auto [prefix, attendable] = target.caption_batch(words, null_caption);
+  return target.forward_teacher_hidden(prefix, attendable, tokens);
 }
 
 at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows) {
@@ -163,19 +194,21 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     progress("initialised " + std::to_string(copied) + " of " + std::to_string(weights.size()) + " tensors from " +
              params.init_from + "; the other " + std::to_string(weights.size() - copied) + " start as the identity");
   }
+  // The parameters are the device tensors themselves, so the model (whose weights are already there) and
+  // the optimizer update one copy.
+  std::vector<at::Tensor> parameters;
+  for (auto& [name, t] : weights) parameters.push_back(t = t.to(params.device).requires_grad_(true));
   TensorMap ema;
   if (resume && std::filesystem::exists(ckpt + "/ema.safetensors"))
-    ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, at::kCPU);
+    ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, params.device);
   else
-    for (const auto& [name, t] : weights) ema[name] = t.clone();
-  std::vector<at::Tensor> parameters;
-  for (auto& [name, t] : weights) parameters.push_back(t.requires_grad_(true));
-  const Transformer model(config, weights, at::kCPU);
+    for (const auto& [name, t] : weights) ema[name] = t.detach().clone();
+  const Transformer model(config, weights, params.device);
 
   torch::optim::AdamW optimizer(parameters, torch::optim::AdamWOptions(params.schedule.peak_lr)
                                                 .betas({0.9, 0.95})
                                                 .weight_decay(params.weight_decay));
-  if (resume) load_optimizer_state(optimizer, run_dir);
+  if (resume) load_optimizer_state(optimizer, run_dir, params.device);
 
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
   TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, last_step, state);
@@ -204,13 +237,8 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
       progress(log.progress(step, values));
     }
     if (checkpoint) {
-      save_tensors(ckpt + "/weights.safetensors", model.weights());
       save_tensors(ckpt + "/ema.safetensors", ema);
-      save_optimizer_state(optimizer, run_dir);
-      state.step = step + 1;
-      state.values["held_out_loss"] = last_held_out;
-      state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
-      write_checkpoint_state(run_dir, state);
+      save_checkpoint(run_dir, model.weights(), optimizer, log, step + 1, {{"held_out_loss", last_held_out}}, state);
     }
     if (stop && stop->load()) break;
   }

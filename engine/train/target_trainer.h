@@ -27,6 +27,11 @@ struct TokenizedCorpus {
   static TokenizedCorpus load(const std::string& path);
 };
 
+// Several corpora as one, in order (say, the first tokenisation and later fresh scenes). Their vocabularies
+// must agree word for word where they overlap (a shapes-only corpus numbers its words as a prefix of one
+// with emoji captions); the result carries the longest. Throws naming the file and the first differing word.
+TokenizedCorpus load_corpora(const std::vector<std::string>& paths);
+
 // Throws unless the corpus has images and each has `config`'s grid of tokens.
 void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config);
 
@@ -54,6 +59,7 @@ struct TargetTrainParams {
   std::string init_from;
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
+  at::Device device = at::kCPU;  // where the model, its EMA and the optimizer state live; checkpoints are device-free
 };
 
 // Mean next-token cross-entropy (nats) of the images `rows` of the corpus.
@@ -64,6 +70,12 @@ at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, 
 // corpus images `rows`, teacher-forced on their true tokens: [rows, tokens] on the CPU.
 at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus,
                               const std::vector<std::int64_t>& rows);
+
+// Teacher-forced features of the corpus images `rows` (no gradient): the target's last-block output before
+// the final norm [B, N, dim], column i the feature whose head gives the distribution of token i; `tokens`
+// receives the images' tokens [B, N] on the target's device. The drafters' and SSD heads' training data.
+at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                            const std::vector<bool>& null_caption, at::Tensor& tokens);
 
 // Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,

@@ -98,10 +98,10 @@ TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSp
   return load_tensors(SafetensorsFile::open(checkpoint_dir(run_dir) + "/weights.safetensors"), specs, at::kCPU);
 }
 
-bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir) {
+bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir, at::Device device) {
   const std::string path = checkpoint_dir(run_dir) + "/optimizer.pt";
   if (!std::filesystem::exists(path)) return false;
-  torch::load(optimizer, path);
+  torch::load(optimizer, path, device);
   return true;
 }
 
@@ -109,6 +109,22 @@ void save_optimizer_state(torch::optim::Optimizer& optimizer, const std::string&
   const std::string path = checkpoint_dir(run_dir) + "/optimizer.pt";
   torch::save(optimizer, path + ".partial");
   std::filesystem::rename(path + ".partial", path);
+}
+
+void save_checkpoint(const std::string& run_dir, const TensorMap& weights, torch::optim::Optimizer& optimizer,
+                     const TrainingLog& log, int step, const std::map<std::string, double>& values, CheckpointState& state) {
+  save_tensors(checkpoint_dir(run_dir) + "/weights.safetensors", weights);
+  save_optimizer_state(optimizer, run_dir);
+  state.step = step;
+  for (const auto& [key, value] : values) state.values[key] = value;
+  state.values[TrainingLog::kTrainingSecondsKey] = log.training_seconds();
+  write_checkpoint_state(run_dir, state);
+}
+
+TensorMap detached_copy(const TensorMap& weights) {
+  TensorMap out;
+  for (const auto& [name, t] : weights) out[name] = t.detach().clone();
+  return out;
 }
 
 double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {

@@ -71,9 +71,17 @@ TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSp
                           CheckpointState& state);
 
 // The optimizer's state in `<run_dir>/checkpoint/optimizer.pt`: load (when present; true if it was) and
-// save (atomically).
-bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir);
+// save (atomically). Loading maps the state onto `device`, whichever device saved it.
+bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir, at::Device device);
 void save_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir);
+
+// A checkpoint in `<run_dir>/checkpoint`: the weights, the optimizer state, then the state file (step, `values`
+// merged into `state.values`, the training time so far), written last so that it names a complete checkpoint.
+void save_checkpoint(const std::string& run_dir, const TensorMap& weights, torch::optim::Optimizer& optimizer,
+                     const TrainingLog& log, int step, const std::map<std::string, double>& values, CheckpointState& state);
+
+// The weights detached from autograd, as a trainer returns them.
+TensorMap detached_copy(const TensorMap& weights);
 
 // Scales all gradients so their global L2 norm is at most `max_norm`; returns the norm before.
 double clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm);

@@ -87,7 +87,7 @@ TensorMap train_vq(const VqConfig& config, const VqTrainParams& params, const st
   VqModel model(config, weights, at::kCPU);
 
   torch::optim::Adam optimizer(parameters(model.weights()), torch::optim::AdamOptions(params.schedule.peak_lr).betas({0.9, 0.95}));
-  if (resume) load_optimizer_state(optimizer, run_dir);
+  if (resume) load_optimizer_state(optimizer, run_dir, at::kCPU);
 
   std::vector<std::string> columns = {"loss", "recon", "codebook", "commit", "lr", "codes_used", "dead_reset"};
   for (const auto& h : held_out) columns.push_back("psnr_" + h.name);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The CUDA check (docs/real-models.md): on a machine with an NVIDIA GPU and a CUDA LibTorch, builds the
+# engine-only CLI against it, then compares the CUDA path with the CPU path of the same binary: the tokens
+# of the same seed (sampled and greedy, every method), and speed per method on the default bundle and on
+# LlamaGen-B / -XL-shaped random bundles. Writes OUT/cuda-check.md (the table) and the raw outputs.
+#   TORCH_PREFIX: LibTorch's CMake prefix (default: python3's torch package); EXTRA_PREFIX: more prefixes
+#   (e.g. spdlog / fmt / CLI11 / nlohmann-json unpacked from Debian packages on a machine without them).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-runs/cuda-check}
+BUILD=${BUILD:-build-cuda}
+SEEDS=${SEEDS:-3}
+mkdir -p "$OUT"
+export OMP_WAIT_POLICY=PASSIVE
+torch_prefix=${TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')}
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null
+  lscpu | grep -E "Model name|^CPU\(s\)"
+} | tee "$OUT/machine.txt"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPECULUM_ENGINE_ONLY=ON \
+  -DCMAKE_PREFIX_PATH="$torch_prefix;${EXTRA_PREFIX:-}" ${SPECULUM_CMAKE_ARGS:-} >"$OUT/configure.log" 2>&1 ||
+  { tail -40 "$OUT/configure.log"; exit 1; }
+cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -B2 -A12 -m3 "error" "$OUT/build.log"; exit 1; }
+CLI=$BUILD/bin/speculum-cli
+BUNDLE=resources/models/default
+METHODS=(ar eagle lantern lisa sjd)
+
+# Tokens: every method, the bundle's sampling and greedy, CPU (one thread) and CUDA, same seeds.
+for method in "${METHODS[@]}"; do
+  for seed in $(seq 0 $((SEEDS - 1))); do
+    for device in cpu cuda; do
+      for mode in sampled greedy; do
+        extra=()
+        [ $mode = greedy ] && extra=(--temperature 0)
+        $CLI generate --bundle $BUNDLE --device $device --threads 1 --method "$method" --seed "$seed" "${extra[@]}" \
+          --trace "$OUT/$method-$mode-$seed-$device.jsonl" --out "$OUT/$method-$mode-$seed-$device.ppm" >/dev/null 2>>"$OUT/errors.log"
+      done
+    done
+  done
+done
+python3 - "$OUT" "$SEEDS" "${METHODS[@]}" <<'EOF' | tee "$OUT/tokens.md"
+import json, sys
+out, seeds, methods = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def end_tokens(path):  # the grid's tokens in raster order, from the trace's Commit events
+    try:
+        grid = {}
+        for line in open(path):
+            e = json.loads(line)
+            if e.get("type") == "Commit":
+                grid.update(zip(map(tuple, e["cells"]), e["tokens"]))
+        return [grid[c] for c in sorted(grid)]
+    except (OSError, ValueError, KeyError):
+        return None
+print("| method | mode | runs with identical tokens (CPU vs CUDA) | first differing cell |")
+print("| --- | --- | --- | --- |")
+for m in methods:
+    for mode in ("sampled", "greedy"):
+        same, first = 0, []
+        for s in range(seeds):
+            a, b = (end_tokens(f"{out}/{m}-{mode}-{s}-{d}.jsonl") for d in ("cpu", "cuda"))
+            if a is None or b is None:
+                first.append(f"seed {s}: missing")
+            elif a == b:
+                same += 1
+            else:
+                first.append(f"seed {s}: {next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)}")
+        print(f"| {m} | {mode} | {same} / {seeds} | {', '.join(first) or '-'} |")
+EOF
+
+# Speed: the default bundle on CUDA and on one CPU thread of this machine, then LlamaGen-shaped random bundles.
+$CLI bench --bundle $BUNDLE --device cuda --methods "$(IFS=,; echo "${METHODS[*]}")" --seeds 8 --csv "$OUT/bench-default-cuda.csv" \
+  >"$OUT/bench-default-cuda.txt" 2>&1
+$CLI bench --bundle $BUNDLE --device cpu --threads 1 --methods ar,sjd --seeds 4 --csv "$OUT/bench-default-cpu.csv" \
+  >"$OUT/bench-default-cpu.txt" 2>&1
+TIME=()
+[ -x /usr/bin/time ] && TIME=(/usr/bin/time -v)  # peak resident memory
+for preset in llamagen-b llamagen-xl; do
+  "${TIME[@]}" $CLI init-random --out "$BUILD/$preset" --preset $preset --condition class --fp16 >/dev/null 2>"$OUT/init-$preset.log"
+  "${TIME[@]}" $CLI bench --bundle "$BUILD/$preset" --device cuda --methods ar,sjd --seeds 3 --csv "$OUT/bench-$preset-cuda.csv" \
+    >"$OUT/bench-$preset-cuda.txt" 2>"$OUT/bench-$preset-cuda.time"
+done
+{
+  echo "# CUDA check"
+  echo; echo '```'; cat "$OUT/machine.txt"; echo '```'
+  echo; echo "## Tokens, CPU vs CUDA (same binary, same seeds)"; echo; cat "$OUT/tokens.md"
+  for f in "$OUT"/bench-*.txt; do echo; echo "## $(basename "$f" .txt)"; echo; echo '```'; cat "$f"; echo '```'; done
+  for f in "$OUT"/bench-*-cuda.time; do
+    echo; echo "$(basename "$f" .time): $(grep -E 'Maximum resident' "$f")"
+  done
+} >"$OUT/cuda-check.md"
+cat "$OUT/cuda-check.md"
