@@ -151,10 +151,11 @@ class TestVisualizers : public QObject {
       return std::abs(a.red() - b.red()) <= 2 && std::abs(a.green() - b.green()) <= 2 && std::abs(a.blue() - b.blue()) <= 2 &&
              std::abs(a.alpha() - b.alpha()) <= 2;
     };
-    QVERIFY(near(frontier.pixelColor(3, 23), vis::kFrontierColor));  // (1, 0), away from its arrow
+    QVERIFY(near(frontier.pixelColor(10, 38), vis::kFrontierColor));  // (1, 0)'s edge on the block's outline
+    QVERIFY(near(frontier.pixelColor(5, 28), vis::kFrontierFill));    // its inside, away from the arrow
     QCOMPARE(frontier.pixelColor(25, 5).alpha(), 0);                // (0, 1): an older frontier, beside the arrow
     const QColor arrow = frontier.pixelColor(30, 15);               // the arrow from (0, 1) down to (1, 1)
-    QVERIFY(arrow.alpha() > 100 && arrow.red() > 200 && arrow.green() > 200 && arrow.blue() > 200);
+    QVERIFY(arrow.alpha() > 100 && arrow.red() < 60 && arrow.green() > 150 && arrow.blue() > 200);
     const QImage rounds = vis::paint_rounds_layer(grid, 1, 4, 255);
     QCOMPARE(rounds.pixelColor(0, 1), vis::heat_color(0));        // verified once
     QCOMPARE(rounds.pixelColor(2, 1), vis::heat_color(1.0 / 3));  // twice

@@ -16,9 +16,24 @@ QImage paint_frontier_layer(const GridState& grid, QSize size) {
   const auto inside = [&](const Cell& c) { return c.row >= 0 && c.row < grid.rows() && c.col >= 0 && c.col < grid.cols(); };
   QPainter painter(&image);
   painter.setRenderHint(QPainter::Antialiasing);
+  const auto in_frontier = [&](int r, int c) {
+    return r >= 0 && r < grid.rows() && c >= 0 && c < grid.cols() && grid.at(r, c).frontier_step == grid.frontier_step();
+  };
   for (int r = 0; r < grid.rows(); ++r)
     for (int c = 0; c < grid.cols(); ++c)
-      if (grid.at(r, c).frontier_step == grid.frontier_step()) painter.fillRect(QRectF(c * cw, r * ch, cw, ch), kFrontierColor);
+      if (in_frontier(r, c)) painter.fillRect(QRectF(c * cw, r * ch, cw, ch), kFrontierFill);
+  // The block's outline: every frontier cell edge that borders a cell outside the frontier.
+  const double inset = std::max(1.0, std::min(cw, ch) / 10);
+  painter.setPen(QPen(kFrontierColor, 2 * inset));
+  for (int r = 0; r < grid.rows(); ++r)
+    for (int c = 0; c < grid.cols(); ++c) {
+      if (!in_frontier(r, c)) continue;
+      const double x0 = c * cw + inset, x1 = (c + 1) * cw - inset, y0 = r * ch + inset, y1 = (r + 1) * ch - inset;
+      if (!in_frontier(r - 1, c)) painter.drawLine(QPointF(c * cw, y0), QPointF((c + 1) * cw, y0));
+      if (!in_frontier(r + 1, c)) painter.drawLine(QPointF(c * cw, y1), QPointF((c + 1) * cw, y1));
+      if (!in_frontier(r, c - 1)) painter.drawLine(QPointF(x0, r * ch), QPointF(x0, (r + 1) * ch));
+      if (!in_frontier(r, c + 1)) painter.drawLine(QPointF(x1, r * ch), QPointF(x1, (r + 1) * ch));
+    }
   // Arrows after the tint, from the source cell's centre to a point short of the drafted cell's centre.
   painter.setPen(QPen(kFrontierArrowColor, std::max(1.0, std::min(cw, ch) / 14)));
   painter.setBrush(kFrontierArrowColor);

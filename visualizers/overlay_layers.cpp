@@ -67,7 +67,7 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
       return {{heat_color(0), "pooling added nothing"}, {heat_color(0.5), "half the pooled probability from neighbours"},
               {heat_color(1), "all of it from neighbours"}};
     case Layer::Frontier:
-      return {{kFrontierColor, "drafted at once in the latest frontier"},
+      return {{kFrontierColor, "outline: drafted at once in the latest frontier"},
               {kFrontierArrowColor, "arrow: from the cell whose feature the head read"}};
     case Layer::Rounds:
       return {{heat_color(0), "verified once"}, {heat_color(1.0 / 3), "twice"}, {heat_color(2.0 / 3), "3 times"},
