@@ -13,7 +13,7 @@ THREADS=${THREADS:-1}  # one thread beats two on this model (docs/benchmarks.md)
 export OMP_WAIT_POLICY=PASSIVE
 mkdir -p "$OUT"
 lscpu | grep -E "Model name|^CPU\(s\)" | tee "$OUT/machine.txt"
-$CLI bench --methods ar,eagle,lantern,lisa,sjd --seeds "$SEEDS" --threads "$THREADS" --csv "$OUT/bench.csv" | tee "$OUT/bench.txt"
+$CLI bench --methods ar,eagle,lantern,lisa,sjd,ssd --seeds "$SEEDS" --threads "$THREADS" --csv "$OUT/bench.csv" | tee "$OUT/bench.txt"
 # The variants table (16 seeds each).
 $CLI bench --methods eagle,lantern,lisa,sjd --seeds 16 --threads "$THREADS" --opt eagle.depth=5 --opt eagle.top_k=8 \
   --opt eagle.total_tokens=40 --opt lantern.lambda=2 --opt lantern.static_tree=1 --opt lisa.lisa_drafter=0 \
@@ -21,9 +21,20 @@ $CLI bench --methods eagle,lantern,lisa,sjd --seeds 16 --threads "$THREADS" --op
 $CLI bench --methods lisa,lantern --seeds 16 --threads "$THREADS" --opt lisa.soft=0 --opt lantern.delta=0.3 | tee "$OUT/ablation-2.txt"
 $CLI bench --methods lisa --seeds 16 --threads "$THREADS" --opt lisa.depth=10 --opt lisa.top_k=1 --opt lisa.total_tokens=10 |
   tee "$OUT/ablation-3.txt"
+# SSD's rounds and rows per block (docs/methods.md), 16 seeds each against ar in its own run.
+for opts in "rounds=0" "rounds=1" "rounds=2" "vertical=2" "rounds=2 early_stop=0"; do
+  args=()
+  for o in $opts; do args+=(--opt "ssd.$o"); done
+  $CLI bench --methods ssd --seeds 16 --threads "$THREADS" "${args[@]}" | tee "$OUT/ssd-${opts// /-}.txt"
+done
 for method in ar lantern lisa; do
   [ -f "$OUT/eval-$method.csv" ] || $CLI eval --prompts "$PROMPTS" --method "$method" --threads "$THREADS" --csv "$OUT/eval-$method.csv" |
     tee "$OUT/eval-$method.txt"
+done
+for rounds in 0 1 2; do
+  [ -f "$OUT/eval-ssd-r$rounds.csv" ] || $CLI eval --prompts "$PROMPTS" --method ssd --opt rounds=$rounds --threads "$THREADS" \
+    --csv "$OUT/eval-ssd-r$rounds.csv" | tee "$OUT/eval-ssd-r$rounds.txt"
+  $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-ssd-r$rounds.csv" | tee "$OUT/compare-ssd-r$rounds.txt" || true
 done
 for method in lantern lisa; do
   $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-$method.csv" | tee "$OUT/compare-$method.txt" || true  # exit 2: outside tolerance
