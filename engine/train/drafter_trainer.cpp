@@ -76,12 +76,7 @@ DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, in
   const Transformer& target = drafter.target();
   double acceptance = 0, top1 = 0;
   std::int64_t count = 0;
-  const std::int64_t n = std::min<std::int64_t>(images, corpus.size());
-  for (std::int64_t i = 0; i < n; i += 16) {
-    std::vector<std::int64_t> rows;
-    for (std::int64_t j = i; j < std::min<std::int64_t>(i + 16, n); ++j) rows.push_back(j);
-    at::Tensor tokens;
-    const at::Tensor h = teacher_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
+  for_each_teacher_batch(target, corpus, images, [&](const at::Tensor& h, const at::Tensor& tokens) {
     const auto len = tokens.size(1);
     const at::Tensor predicted = drafter.forward_teacher(tokens.narrow(1, 0, len - 1), h.narrow(1, 0, len - 1));
     const at::Tensor p = at::softmax(target.head(h.narrow(1, 1, len - 1)), -1);
@@ -89,7 +84,7 @@ DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, in
     acceptance += at::minimum(p, q).sum(-1).sum().item<double>();
     top1 += (p.argmax(-1) == q.argmax(-1)).sum().item<double>();
     count += p.size(0) * p.size(1);
-  }
+  });
   return count ? DrafterFit{acceptance / count, top1 / count} : DrafterFit{};
 }
 

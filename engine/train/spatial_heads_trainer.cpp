@@ -56,12 +56,7 @@ std::vector<double> spatial_heads_fit(const SpatialHeads& heads, const Tokenized
                                 heads.heads(SpatialDirection::Vertical), target.device());
   std::vector<double> acceptance(pairs.size(), 0.0);
   std::int64_t n_images = 0;
-  const std::int64_t n = std::min<std::int64_t>(images, corpus.size());
-  for (std::int64_t i = 0; i < n; i += 16) {
-    std::vector<std::int64_t> rows;
-    for (std::int64_t j = i; j < std::min<std::int64_t>(i + 16, n); ++j) rows.push_back(j);
-    at::Tensor tokens;
-    const at::Tensor h = teacher_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
+  for_each_teacher_batch(target, corpus, images, [&](const at::Tensor& h, const at::Tensor& tokens) {
     for (std::size_t k = 0; k < pairs.size(); ++k) {
       const HeadPairs& hp = pairs[k];
       const at::Tensor predicted = heads.predict(hp.direction, hp.delta, h.index_select(1, hp.source), tokens.index_select(1, hp.source));
@@ -69,8 +64,8 @@ std::vector<double> spatial_heads_fit(const SpatialHeads& heads, const Tokenized
       const at::Tensor q = at::softmax(target.head(predicted), -1);
       acceptance[k] += at::minimum(p, q).sum(-1).mean(-1).sum().item<double>();
     }
-    n_images += static_cast<std::int64_t>(rows.size());
-  }
+    n_images += h.size(0);
+  });
   for (double& a : acceptance) a = n_images ? a / n_images : 0;
   return acceptance;
 }

@@ -122,6 +122,18 @@ at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& co
   return target.forward_teacher_hidden(prefix, attendable, tokens);
 }
 
+void for_each_teacher_batch(const Transformer& target, const TokenizedCorpus& corpus, int images,
+                            const std::function<void(const at::Tensor& features, const at::Tensor& tokens)>& body) {
+  const std::int64_t n = std::min<std::int64_t>(images, corpus.size());
+  for (std::int64_t i = 0; i < n; i += 16) {
+    std::vector<std::int64_t> rows;
+    for (std::int64_t j = i; j < std::min<std::int64_t>(i + 16, n); ++j) rows.push_back(j);
+    at::Tensor tokens;
+    const at::Tensor h = teacher_features(target, corpus, rows, std::vector<bool>(rows.size(), false), tokens);
+    body(h, tokens);
+  }
+}
+
 at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows) {
   const auto [logits, tokens] = teacher_logits(model, corpus, rows, std::vector<bool>(rows.size(), false));
   const at::Tensor log_p = at::log_softmax(logits.to(at::kFloat), -1);

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& c
 // receives the images' tokens [B, N] on the target's device. The drafters' and SSD heads' training data.
 at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                             const std::vector<bool>& null_caption, at::Tensor& tokens);
+
+// Runs `body` on the teacher-forced features and tokens of the corpus's first `images` images (conditional
+// stream), 16 at a time: how the drafters' and SSD heads' fits are measured.
+void for_each_teacher_batch(const Transformer& target, const TokenizedCorpus& corpus, int images,
+                            const std::function<void(const at::Tensor& features, const at::Tensor& tokens)>& body);
 
 // Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
