@@ -21,6 +21,8 @@ class Method {
 };
 
 const std::vector<MethodInfo>& method_catalog();
+// The value of parameter `name` in `options`, else its ParamSpec default.
+double method_option(const MethodOptions& options, const MethodInfo& info, const std::string& name);
 // Validates `options` against the method's ParamSpecs (unknown names and out-of-range values are errors)
 // and that `resources` hold what the method needs (its drafter, calibrated bounds), naming what is missing.
 std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources);

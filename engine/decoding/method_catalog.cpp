@@ -37,18 +37,21 @@ void check_options(const MethodInfo& info, const MethodOptions& options) {
 
 }  // namespace
 
+double method_option(const MethodOptions& options, const MethodInfo& info, const std::string& name) {
+  if (const auto it = options.find(name); it != options.end()) return it->second;
+  for (const auto& p : info.params)
+    if (p.name == name) return p.default_value;
+  throw Error("method bug: '" + info.name + "' has no parameter '" + name + "'");
+}
+
 std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources) {
   for (const auto& info : method_catalog()) {
     if (info.name != name) continue;
     check_options(info, options);
-    const auto value = [&](const char* key) {
-      if (const auto it = options.find(key); it != options.end()) return it->second;
-      for (const auto& p : info.params)
-        if (p.name == key) return p.default_value;
-      return 0.0;
-    };
     if (name == "ar") return std::make_unique<ArMethod>();
-    if (name == "sjd") return std::make_unique<SjdMethod>(static_cast<int>(value("window")), value("init") != 0);
+    if (name == "sjd")
+      return std::make_unique<SjdMethod>(static_cast<int>(method_option(options, info, "window")),
+                                         method_option(options, info, "init") != 0);
     if (name == "ssd") return make_ssd_method(options, resources);
     return make_tree_method(name, options, resources);
   }

@@ -24,12 +24,7 @@ MethodInfo ssd_method_info() {
 
 std::unique_ptr<Method> make_ssd_method(const MethodOptions& options, const MethodResources& r) {
   const MethodInfo info = ssd_method_info();
-  const auto value = [&](const char* key) {
-    if (const auto it = options.find(key); it != options.end()) return static_cast<int>(it->second);
-    for (const auto& p : info.params)
-      if (p.name == key) return static_cast<int>(p.default_value);
-    return 0;
-  };
+  const auto value = [&](const char* key) { return static_cast<int>(method_option(options, info, key)); };
   if (!r.ssd_heads)
     throw Error("method 'ssd' needs SSD heads, and bundle '" + r.bundle + "' has none (train them: speculum-cli train ssd-heads --bundle " +
                 r.bundle + " --corpus CORPUS --out RUN --install)");

@@ -19,13 +19,6 @@ std::vector<ParamSpec> tree_specs(int depth, int top_k, int total_tokens) {
           {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", double(total_tokens), 1, 128, true}};
 }
 
-double option(const MethodOptions& options, const MethodInfo& info, const std::string& name) {
-  if (const auto it = options.find(name); it != options.end()) return it->second;
-  for (const auto& p : info.params)
-    if (p.name == name) return p.default_value;
-  throw Error("method bug: '" + info.name + "' has no parameter '" + name + "'");
-}
-
 // The (CFG, temperature, top-k, top-p) processed draft distributions [N, V] on the CPU of predicted features.
 at::Tensor draft_distribution(const DecodeSession& s, const Drafter& drafter, const at::Tensor& predicted) {
   return s.distribution(drafter.target().head(predicted)).to(at::kCPU).contiguous();
@@ -78,22 +71,22 @@ std::unique_ptr<Method> make_tree_method(const std::string& name, const MethodOp
                                               : lisa_method_info();
   TreeParams p;
   p.rule = name == "eagle" ? TreeRule::Exact : name == "lantern" ? TreeRule::Lantern : TreeRule::Lisa;
-  p.depth = static_cast<int>(option(options, info, "depth"));
-  p.top_k = static_cast<int>(option(options, info, "top_k"));
-  p.total_tokens = static_cast<int>(option(options, info, "total_tokens"));
+  p.depth = static_cast<int>(method_option(options, info, "depth"));
+  p.top_k = static_cast<int>(method_option(options, info, "top_k"));
+  p.total_tokens = static_cast<int>(method_option(options, info, "total_tokens"));
   std::string drafter = "eagle";
   if (p.rule == TreeRule::Lantern) {
-    p.neighbours = static_cast<int>(option(options, info, "neighbours"));
-    p.delta = option(options, info, "delta");
-    p.lambda = option(options, info, "lambda");
-    p.static_tree = option(options, info, "static_tree") != 0;
+    p.neighbours = static_cast<int>(method_option(options, info, "neighbours"));
+    p.delta = method_option(options, info, "delta");
+    p.lambda = method_option(options, info, "lambda");
+    p.static_tree = method_option(options, info, "static_tree") != 0;
     if (p.lambda > 0 && p.lambda <= 1)
       throw Error("method 'lantern': lambda must be 0 (off) or > 1, got " + std::to_string(p.lambda));
   }
   if (p.rule == TreeRule::Lisa) {
-    if (option(options, info, "lisa_drafter") != 0) drafter = "lisa";
-    p.soft = option(options, info, "soft") != 0;
-    p.budget = option(options, info, "budget");
+    if (method_option(options, info, "lisa_drafter") != 0) drafter = "lisa";
+    p.soft = method_option(options, info, "soft") != 0;
+    p.budget = method_option(options, info, "budget");
     if (p.soft && !r.soft_bounds)
       throw Error("method 'lisa' needs soft-verification bounds, and bundle '" + r.bundle +
                   "' has none (run: speculum-cli calibrate --bundle " + r.bundle + "; or use soft=0)");
