@@ -66,13 +66,17 @@ struct Engine::Impl {
   TextVocabulary vocabulary;
   std::map<std::string, std::unique_ptr<Drafter>> drafters;
   std::unique_ptr<SpatialHeads> ssd_heads;
+  std::unique_ptr<Transformer> low_res_drafter;
   std::unique_ptr<CodebookGeometry> geometry;
   MethodResources resources;
   ModelInfo info;
   std::mutex generate_mutex;
 
-  ConditionPrefix condition(const GenerateParams& p, int rows) const;
-  at::Tensor codes(const std::vector<int>& tokens) const;
+  // The prefix of `model` (the target, or a drafter with the target's conditioning) for the request.
+  ConditionPrefix condition(const Transformer& model, const GenerateParams& p, int rows) const;
+  at::Tensor codes(const std::vector<int>& tokens, int rows, int cols) const;
+  Preview preview(const std::vector<int>& tokens, int rows, int cols) const;
+  at::Tensor codes(const std::vector<int>& tokens) const { return codes(tokens, info.grid_rows, info.grid_cols); }
 };
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -104,6 +108,12 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
         h->horizontal, h->vertical);
     resources.ssd_heads = impl->ssd_heads.get();
   }
+  if (m.low_res_drafter) {
+    impl->low_res_drafter = std::make_unique<Transformer>(
+        m.low_res_config(), load_checked(m.low_res_drafter_path(), gpt_tensor_specs(m.low_res_config()), impl->device, log), impl->device);
+    resources.low_res_drafter = impl->low_res_drafter.get();
+  }
+  resources.tokenizer = impl->tokenizer.get();
   impl->geometry = std::make_unique<CodebookGeometry>(impl->tokenizer->normalized_codebook(), kLanternMaxNeighbours);
   resources.geometry = impl->geometry.get();
   resources.soft_bounds = m.soft_verification;
@@ -128,6 +138,10 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.max_prompt_words = info.text_conditioned ? g.cls_token_num : 0;
   info.grid_rows = g.grid_rows;
   info.grid_cols = g.grid_cols;
+  if (const auto& d = m.low_res_drafter) {
+    info.low_res_rows = d->grid_rows;
+    info.low_res_cols = d->grid_cols;
+  }
   info.image_size = m.image_size;
   info.vocab_size = g.vocab_size;
   info.target_parameters = parameter_count(gpt_tensor_specs(g));
@@ -145,10 +159,10 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
 
 const ModelInfo& Engine::info() const { return impl_->info; }
 
-ConditionPrefix Engine::Impl::condition(const GenerateParams& p, int rows) const {
+ConditionPrefix Engine::Impl::condition(const Transformer& model, const GenerateParams& p, int rows) const {
   if (info.text_conditioned) {
     if (p.class_id >= 0) throw Error("this bundle is text-conditioned: give a prompt, not a class");
-    return target->text_prefix(vocabulary.encode(p.prompt), rows);
+    return model.text_prefix(vocabulary.encode(p.prompt), rows);
   }
   int class_id = p.class_id;
   if (class_id < 0 && !p.prompt.empty()) {
@@ -158,28 +172,29 @@ ConditionPrefix Engine::Impl::condition(const GenerateParams& p, int rows) const
                   std::to_string(info.classes.size() - 1) + " or a class name, e.g. '" + info.classes.front() + "')");
     class_id = static_cast<int>(it - info.classes.begin());
   }
-  return target->class_prefix(std::max(class_id, 0), rows);
+  return model.class_prefix(std::max(class_id, 0), rows);
 }
 
 std::string Engine::check_prompt(const std::string& prompt) const {
   try {
     GenerateParams params;
     params.prompt = prompt;
-    impl_->condition(params, 1);
+    impl_->condition(*impl_->target, params, 1);
     return {};
   } catch (const Error& e) {
     return e.what();
   }
 }
 
-at::Tensor Engine::Impl::codes(const std::vector<int>& tokens) const {
-  if (static_cast<int>(tokens.size()) != info.grid_rows * info.grid_cols)
-    throw Error("expected " + std::to_string(info.grid_rows * info.grid_cols) + " tokens, got " +
-                std::to_string(tokens.size()));
+at::Tensor Engine::Impl::codes(const std::vector<int>& tokens, int rows, int cols) const {
+  if (static_cast<int>(tokens.size()) != rows * cols)
+    throw Error("expected " + std::to_string(rows * cols) + " tokens, got " + std::to_string(tokens.size()));
   std::vector<std::int64_t> filled(tokens.begin(), tokens.end());
-  for (auto& t : filled)
+  for (auto& t : filled) {
+    if (t >= info.vocab_size) throw Error("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(info.vocab_size) + " codes)");
     if (t < 0) t = tokenizer->neutral_code();
-  return at::tensor(filled, at::kLong).reshape({1, info.grid_rows, info.grid_cols});
+  }
+  return at::tensor(filled, at::kLong).reshape({1, rows, cols});
 }
 
 Image Engine::decode(const std::vector<int>& tokens) const {
@@ -190,9 +205,18 @@ Image Engine::decode(const std::vector<int>& tokens) const {
 }
 
 Preview Engine::preview(const std::vector<int>& tokens) const {
+  return impl_->preview(tokens, impl_->info.grid_rows, impl_->info.grid_cols);
+}
+
+Preview Engine::preview_low_res(const std::vector<int>& tokens) const {
+  if (impl_->info.low_res_rows == 0) throw Error("bundle '" + impl_->info.name + "' has no low-resolution drafter");
+  return impl_->preview(tokens, impl_->info.low_res_rows, impl_->info.low_res_cols);
+}
+
+Preview Engine::Impl::preview(const std::vector<int>& tokens, int rows, int cols) const {
   c10::InferenceMode inference;
   Preview p;
-  p.image = to_image(impl_->tokenizer->decode(impl_->codes(tokens)));
+  p.image = to_image(tokenizer->decode(codes(tokens, rows, cols)));
   p.total = static_cast<int>(tokens.size());
   for (int t : tokens) {
     p.known.push_back(t >= 0);
@@ -201,13 +225,50 @@ Preview Engine::preview(const std::vector<int>& tokens) const {
   return p;
 }
 
+std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const {
+  std::lock_guard lock(impl_->generate_mutex);
+  c10::InferenceMode inference;
+  const GptConfig& g = impl_->manifest.target;
+  const int biggest = *std::max_element(new_tokens.begin(), new_tokens.end());
+  if (context < 0 || biggest < 1 || context + biggest > g.image_tokens())
+    throw Error("forward cost: context " + std::to_string(context) + " + " + std::to_string(biggest) + " new tokens exceed the " +
+                std::to_string(g.image_tokens()) + "-token grid");
+  const int rows = impl_->info.sampling.uses_cfg() ? 2 : 1;
+  KVCache cache = impl_->target->make_cache(rows, 0);
+  GenerateParams request;
+  if (impl_->info.text_conditioned) request.prompt = impl_->info.text_vocab.front();
+  const ConditionPrefix prefix = impl_->condition(*impl_->target, request, rows);
+  impl_->target->forward(DecodeSession::prefix_input(*impl_->target, prefix), cache);
+  const auto input = [&](int first, int count) {
+    ForwardInput in;
+    in.tokens = at::full({count}, impl_->tokenizer->neutral_code(), at::kLong);
+    for (int i = first; i < first + count; ++i) in.positions.push_back(g.cls_token_num + i);
+    return in;
+  };
+  if (context > 0) impl_->target->forward(input(0, context), cache);
+  const int base = cache.length();
+  std::vector<ForwardCost> costs;
+  for (const int n : new_tokens) {
+    std::vector<double> ms;
+    for (int r = 0; r < repeats + 2; ++r) {  // two untimed
+      const auto start = std::chrono::steady_clock::now();
+      impl_->target->forward(input(context, n), cache);
+      if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      cache.truncate(base);
+    }
+    std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+    costs.push_back({n, ms[ms.size() / 2]});
+  }
+  return costs;
+}
+
 GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   params.sampling.validate();
   const auto method = make_method(params.method, params.method_options, impl_->resources);
   c10::InferenceMode inference;
   const int rows = params.sampling.uses_cfg() ? 2 : 1;
-  ConditionPrefix prefix = impl_->condition(params, rows);
+  ConditionPrefix prefix = impl_->condition(*impl_->target, params, rows);
   KVCache cache = impl_->target->make_cache(rows, method->extra_cache_slots());
   log_line(cb.log, LogLevel::Info, "generate: " + params.to_string());
 
@@ -225,9 +286,12 @@ GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& c
     }
   };
   DecodeSession session(*impl_->target, cache, std::move(prefix), params.sampling, params.seed, sink, on_commit, cancel);
+  session.set_condition_source([&](const Transformer& model) { return impl_->condition(model, params, rows); });
 
   const auto start = std::chrono::steady_clock::now();
-  sink(RunBegin{params.method, params.to_json(), impl_->info.grid_rows, impl_->info.grid_cols, impl_->info.vocab_size});
+  const bool low_res = params.method == "mulo";
+  sink(RunBegin{params.method, params.to_json(), impl_->info.grid_rows, impl_->info.grid_cols, impl_->info.vocab_size,
+                low_res ? impl_->info.low_res_rows : 0, low_res ? impl_->info.low_res_cols : 0});
   method->run(session);
   const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   sink(RunEnd{session.committed(), session.nfe(), wall, session.forward_ms(), !session.complete()});

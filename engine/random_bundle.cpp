@@ -116,6 +116,11 @@ void create_random_bundle(const RandomBundleParams& params) {
     m.ssd_heads = SpatialHeadsEntry{"ssd-heads.safetensors", std::min(5, g.grid_cols - 1), kMaxVerticalHeads};
     save_tensors(params.out_dir + "/" + m.ssd_heads->weights, random_weights(spatial_heads_tensor_specs(g, m.ssd_heads->horizontal, m.ssd_heads->vertical),
                                                     params.seed + 4), storage, meta);
+    if (g.grid_rows % 2 == 0 && g.grid_cols % 2 == 0) {  // MuLo-SD's drafter at half the grid
+      m.low_res_drafter = LowResDrafterEntry{"low-res-drafter.safetensors", g.grid_rows / 2, g.grid_cols / 2};
+      save_tensors(params.out_dir + "/" + m.low_res_drafter->weights, random_weights(gpt_tensor_specs(m.low_res_config()), params.seed + 5),
+                   storage, meta);
+    }
     // Loose bounds, so soft acceptance happens on random models too (a trained bundle calibrates its own).
     m.soft_verification = SoftVerificationBounds{1.0, 1.0, 1.0, 3.0, 0.9, 0};
   }

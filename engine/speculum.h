@@ -92,6 +92,8 @@ struct ModelInfo {
   int max_prompt_words = 0;
   int grid_rows = 0;
   int grid_cols = 0;
+  int low_res_rows = 0;  // MuLo-SD's low-resolution drafter's grid; 0 when the bundle has none
+  int low_res_cols = 0;
   int image_size = 0;
   int vocab_size = 0;
   std::int64_t target_parameters = 0;
@@ -116,7 +118,17 @@ class Engine {
   // Empty when the prompt is usable; otherwise the reason (unknown words with suggestions, ...).
   std::string check_prompt(const std::string& prompt) const;
   Image decode(const std::vector<int>& tokens) const;     // a full grid, raster order
+  // What one target forward of n new tokens costs on this device, after the prefix and `context` image tokens,
+  // with the bundle's CFG rows: the bound on what any method that verifies n tokens per pass can gain.
+  struct ForwardCost {
+    int new_tokens = 0;
+    double ms = 0;  // median of `repeats`
+  };
+  std::vector<ForwardCost> measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const;
   Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
+  // The same for the low-resolution drafter's grid (info().low_res_rows x low_res_cols tokens): its picture
+  // at 1/r of the size. Throws Error when the bundle has no low-resolution drafter or the count differs.
+  Preview preview_low_res(const std::vector<int>& tokens) const;
 
  private:
   struct Impl;
@@ -134,7 +146,8 @@ struct RandomBundleParams {
   int dim = 0, n_layer = 0, n_head = 0, grid = 0, vocab = 0;  // 0: the preset's value
   std::uint64_t seed = 0;
   bool fp16 = false;  // store weights as F16
-  bool drafters = true;  // random eagle and lisa drafters and soft-verification bounds, so every method runs
+  bool drafters = true;  // random eagle and lisa drafters, SSD heads, a low-resolution drafter (even grids) and
+                         // soft-verification bounds, so every method runs
   std::string to_string() const;
 };
 void create_random_bundle(const RandomBundleParams& params);

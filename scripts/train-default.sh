@@ -55,4 +55,17 @@ done
 SSD_HEADS_STEPS=${SSD_HEADS_STEPS:-2000}
 $CLI train ssd-heads --bundle resources/models/default --corpus "$RUNS/corpus.safetensors" --held-out "$RUNS/held-out.safetensors" \
   --out "$RUNS/ssd-heads" --horizontal 5 --vertical 2 --steps "$SSD_HEADS_STEPS" --threads 1 --install
+# MuLo-SD's low-resolution drafter: the same scenes and emoji area-averaged to 32 px (8x8 tokens), the target's
+# architecture started from the target just trained (its 16x16 cell positions averaged to 8x8), 5,000 steps of
+# 32 on one thread (docs/methods.md), installed into the bundle.
+LOW_RES_STEPS=${LOW_RES_STEPS:-5000}
+[ -f "$RUNS/corpus-8.safetensors" ] ||
+  $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --count 20000 --seed 0 --downscale 2 --out "$RUNS/corpus-8.safetensors"
+[ -f "$RUNS/held-out-8.safetensors" ] ||
+  $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --emoji-held-out --count 512 --seed 800000000 --downscale 2 \
+    --out "$RUNS/held-out-8.safetensors"
+$CLI train target --vq "$RUNS/vq" --corpus "$RUNS/corpus-8.safetensors" --held-out "$RUNS/held-out-8.safetensors" \
+  --out "$RUNS/low-res" --init-from "$RUNS/target-ctx" --batch 32 --steps "$LOW_RES_STEPS" --lr 5e-4 --warmup 50 \
+  --checkpoint-every 250 --threads 1
+$CLI train install-low-res --run "$RUNS/low-res" --bundle resources/models/default
 $CLI calibrate --bundle resources/models/default

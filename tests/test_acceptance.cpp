@@ -7,6 +7,7 @@
 #include "decoding/acceptance.h"
 #include "decoding/codebook_geometry.h"
 #include "decoding/draft_tree.h"
+#include "decoding/local_regions.h"
 #include "test_helpers.h"
 
 using namespace speculum;
@@ -99,6 +100,42 @@ class TestAcceptance : public QObject {
       // Neighbours are taken nearest first, with no gaps.
       for (std::size_t j = 0; j < pool.neighbours.size(); ++j) QCOMPARE(pool.neighbours[j], geometry.nearest(x)[j]);
     }
+  }
+
+  void mulo_pools_the_token_and_its_k_nearest_codes() {
+    const std::vector<float> p = {0.02f, 0.10f, 0.30f, 0.05f, 0.53f};
+    const int nearest[] = {3, 0, 4, 1};  // code 2's neighbours, nearest first
+    QVERIFY(std::abs(neighbourhood_probability(p, 2, nearest, 0) - 0.30) < 1e-6);  // k = 0: the token alone
+    QVERIFY(std::abs(neighbourhood_probability(p, 2, nearest, 2) - (0.30 + 0.05 + 0.02)) < 1e-6);
+    QVERIFY(std::abs(neighbourhood_probability(p, 2, nearest, 4) - 1.0) < 1e-6);
+  }
+
+  // A 4-row x 6-column image; the block is rows 2..3 (rasters 12..23) unless said otherwise.
+  void mulo_expansion_stays_inside_the_block() {
+    using Cells = std::vector<Cell>;
+    // A corner seed: its 3x3 neighbourhood clipped by the image's left edge and by the block's first row.
+    QCOMPARE(expand_region({{2, 0}}, 1, 6, 12, 24), (Cells{{2, 0}, {2, 1}, {3, 0}, {3, 1}}));
+    // The right edge, radius 0 (the seed alone), and radius 2 reaching back only into the block.
+    QCOMPARE(expand_region({{3, 5}}, 0, 6, 12, 24), (Cells{{3, 5}}));
+    QCOMPARE(expand_region({{3, 5}}, 2, 6, 12, 24), (Cells{{2, 3}, {2, 4}, {2, 5}, {3, 3}, {3, 4}, {3, 5}}));
+    // Overlapping neighbourhoods are listed once, in raster order.
+    QCOMPARE(expand_region({{2, 1}, {2, 2}}, 1, 6, 12, 24), (Cells{{2, 0}, {2, 1}, {2, 2}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}}));
+    // The first block starts at raster 1 (the target drew cell 0): it is never reopened.
+    QCOMPARE(expand_region({{0, 1}}, 1, 6, 1, 12), (Cells{{0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+  }
+
+  void mulo_islands_are_8_connected_components() {
+    using Cells = std::vector<Cell>;
+    // Diagonal contact joins; a gap of one column separates; islands ordered by their first cell.
+    const auto islands = islands_8connected({{3, 4}, {2, 0}, {3, 1}, {2, 5}, {2, 3}});
+    QCOMPARE(islands.size(), std::size_t(2));
+    QCOMPARE(islands[0], (Cells{{2, 0}, {3, 1}}));
+    QCOMPARE(islands[1], (Cells{{2, 3}, {2, 5}, {3, 4}}));  // (2,3)-(3,4)-(2,5) through diagonals
+    // Two seeds' expansions that touch merge into one island.
+    QCOMPARE(islands_8connected(expand_region({{2, 0}, {2, 3}}, 1, 6, 12, 24)).size(), std::size_t(1));  // cols 0-1 and 2-4
+    QCOMPARE(islands_8connected(expand_region({{2, 0}, {2, 4}}, 1, 6, 12, 24)).size(), std::size_t(2));  // cols 0-1 and 3-5
+    QCOMPARE(islands_8connected(expand_region({{2, 0}, {3, 1}}, 0, 6, 12, 24)).size(), std::size_t(1));  // seeds alone, diagonal
+    QVERIFY(islands_8connected({}).empty());
   }
 
   void codebook_neighbours_are_sorted_by_distance() {

@@ -178,7 +178,7 @@ class TestAr : public QObject {
   void bad_requests_are_errors() {
     GenerateParams p = request(0);
     p.method = "warp";
-    EXPECT_ERROR(text_->generate(p), "unknown method 'warp' (available: ar, eagle, lantern, lisa, sjd, ssd)");
+    EXPECT_ERROR(text_->generate(p), "unknown method 'warp' (available: ar, eagle, lantern, lisa, sjd, ssd, mulo)");
     p = request(0);
     p.method_options["gamma"] = 4;
     EXPECT_ERROR(text_->generate(p), "method 'ar' has no parameter 'gamma' (allowed: none)");

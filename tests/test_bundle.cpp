@@ -153,6 +153,19 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "format 'speculum-bundle/9' is not supported");
   }
 
+  void low_res_drafter_grid_and_tensors_are_checked() {
+    const std::string dir = fresh_bundle();  // tiny text bundle: 8x8 grid, a 4x4 low-resolution drafter
+    QCOMPARE(Engine::load(params_for(dir))->info().low_res_rows, 4);
+    edit_manifest(dir, [](auto& j) { j["low_res_drafter"]["grid"] = {3, 3}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "low_res_drafter.grid [3, 3] is not image.grid [8, 8] divided by 2 or 4");
+    edit_manifest(dir, [](auto& j) { j["low_res_drafter"]["grid"] = {4, 2}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "divided by 2 or 4 in both directions");
+    edit_manifest(dir, [](auto& j) { j["low_res_drafter"]["grid"] = {2, 2}; });  // a factor of 4 (RoPE only: same tensors)
+    QCOMPARE(Engine::load(params_for(dir))->info().low_res_cols, 2);
+    edit_manifest(dir, [](auto& j) { j["low_res_drafter"]["weights"] = "absent.safetensors"; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "absent.safetensors");
+  }
+
   void architecture_options_need_their_tensors() {
     const std::string dir = fresh_bundle();
     edit_manifest(dir, [](auto& j) { j["target"]["text_encoder_layers"] = 1; });

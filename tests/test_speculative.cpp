@@ -18,6 +18,7 @@
 #include "models/drafter.h"
 #include "models/spatial_heads.h"
 #include "models/transformer.h"
+#include "models/vq_model.h"
 #include "sampling/distribution.h"
 #include "speculum.h"
 #include "test_helpers.h"
@@ -28,13 +29,33 @@ using namespace speculum;
 
 namespace {
 
-const std::vector<std::string> kSpeculative = {"eagle", "lantern", "lisa", "sjd", "ssd"};
+const std::vector<std::string> kSpeculative = {"eagle", "lantern", "lisa", "sjd", "ssd", "mulo"};
 
 std::unique_ptr<Engine> load(const std::string& dir) {
   EngineParams p;
   p.bundle_dir = dir;
   p.device = "cpu";
   return Engine::load(p);
+}
+
+// The first `slots` slots of `cache` hold what feeding the prefix, then each committed token one at a time, gives.
+void expect_cache_of_committed_tokens(const Transformer& target, const ConditionPrefix& prefix, const DecodeSession& session,
+                                      const KVCache& cache, int slots) {
+  KVCache reference = target.make_cache(static_cast<int>(prefix.embeddings.size(0)), 0);
+  target.forward(DecodeSession::prefix_input(target, prefix), reference);
+  for (int i = 0; i + 1 < session.total_tokens(); ++i) {
+    ForwardInput step;
+    step.tokens = at::tensor({static_cast<std::int64_t>(session.tokens()[i])}, at::kLong);
+    step.positions = {session.position_of(i)};
+    target.forward(step, reference);
+  }
+  QVERIFY(cache.length() >= slots);
+  const std::vector<std::int64_t> positions(cache.positions().begin(), cache.positions().begin() + slots);
+  QCOMPARE(positions, std::vector<std::int64_t>(reference.positions().begin(), reference.positions().begin() + slots));
+  for (int l = 0; l < target.config().n_layer; ++l) {
+    QVERIFY(at::allclose(cache.keys(l, slots), reference.keys(l, slots), 1e-4, 1e-4));
+    QVERIFY(at::allclose(cache.values(l, slots), reference.values(l, slots), 1e-4, 1e-4));
+  }
 }
 
 Transformer load_target(const BundleManifest& m) {
@@ -271,24 +292,44 @@ class TestSpeculative : public QObject {
     make_method("eagle", {{"top_k", 16}, {"total_tokens", 64}, {"depth", 4}}, resources)->run(session);
     QVERIFY(session.complete());
     QVERIFY(longest_step > 1);  // the test means something only if tree paths were accepted
-    // The reference: the prefix, then every committed token but the last, one forward each.
-    KVCache reference = target.make_cache(2, 0);
-    ForwardInput in;
-    in.embeddings = prefix.embeddings;
-    in.positions = target.prefix_positions();
-    in.attendable = prefix.attendable;
-    target.forward(in, reference);
-    for (int i = 0; i + 1 < session.total_tokens(); ++i) {
-      ForwardInput step;
-      step.tokens = at::tensor({static_cast<std::int64_t>(session.tokens()[i])}, at::kLong);
-      step.positions = {session.position_of(i)};
-      target.forward(step, reference);
-    }
-    QCOMPARE(cache.length(), reference.length());
-    QCOMPARE(cache.positions(), reference.positions());
-    for (int l = 0; l < m.target.n_layer; ++l) {
-      QVERIFY(at::allclose(cache.keys(l, cache.length()), reference.keys(l, reference.length()), 1e-4, 1e-4));
-      QVERIFY(at::allclose(cache.values(l, cache.length()), reference.values(l, reference.length()), 1e-4, 1e-4));
+    QCOMPARE(cache.length(), static_cast<int>(prefix.attendable.size()) + session.total_tokens() - 1);
+    expect_cache_of_committed_tokens(target, prefix, session, cache, cache.length());
+  }
+
+  // MuLo-SD re-feeds the cells that resampling changed (and everything after the first) with the next cycle's
+  // verifying pass: every cycle but the last leaves exact keys and values, many small islands or one.
+  void cache_after_mulo_holds_the_committed_tokens() {
+    c10::InferenceMode inference;
+    const BundleManifest m = read_manifest(test::bundles_dir() + "/tiny-text");
+    const Transformer target = load_target(m);
+    const Transformer low_res(m.low_res_config(), load_tensors(SafetensorsFile::open(m.low_res_drafter_path()),
+                                                               gpt_tensor_specs(m.low_res_config()), at::kCPU), at::kCPU);
+    const VqModel tokenizer = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
+    const CodebookGeometry geometry(tokenizer.normalized_codebook(), 32);
+    MethodResources resources;
+    resources.bundle = m.dir;
+    resources.low_res_drafter = &low_res;
+    resources.tokenizer = &tokenizer;
+    resources.geometry = &geometry;
+    SamplingParams sampling;
+    sampling.cfg_scale = 3.0f;
+    const ConditionPrefix prefix = target.text_prefix({1, 2, 3}, 2);
+    for (const double radius : {0.0, 1.0}) {
+      KVCache cache = target.make_cache(2, 0);
+      int islands = 0;
+      DecodeSession session(
+          target, cache, prefix, sampling, 17,
+          [&](const Event& e) {
+            if (const auto* r = std::get_if<Region>(&e); r && r->kind == "island") ++islands;
+          },
+          {}, nullptr);
+      session.set_condition_source([](const Transformer& model) { return model.text_prefix({1, 2, 3}, 2); });
+      make_method("mulo", {{"tau", 0.09}, {"radius", radius}}, resources)->run(session);
+      QVERIFY(session.complete());
+      // Several islands (small ones at radius 0), so passes change cells behind other islands' cells.
+      qInfo("radius %g: %d islands", radius, islands);
+      QVERIFY2(islands >= (radius == 0 ? 6 : 3), qPrintable(QString("%1 islands").arg(islands)));
+      expect_cache_of_committed_tokens(target, prefix, session, cache, static_cast<int>(prefix.attendable.size()) + 48);
     }
   }
 
@@ -435,6 +476,86 @@ class TestSpeculative : public QObject {
     EXPECT_ERROR(text_->generate(p), "method 'ssd': horizontal = 6, but bundle '" + test::bundles_dir() + "/tiny-text' has 5 horizontal heads");
     p.method_options = {{"vertical", 3}};
     EXPECT_ERROR(text_->generate(p), "vertical = 3.000000 is outside [1.000000, 2.000000]");
+    p.method = "mulo";
+    p.method_options = {{"tau", 1.5}};
+    EXPECT_ERROR(text_->generate(p), "method 'mulo': tau = 1.500000 is outside [0.000000, 1.000000]");
+    p.method_options = {{"radius", 1.5}};
+    EXPECT_ERROR(text_->generate(p), "radius = 1.500000 is outside [0.000000, 8.000000] or not an integer");
+    p.method_options = {{"rows_per_cycle", 0}};
+    EXPECT_ERROR(text_->generate(p), "rows_per_cycle = 0.000000 is outside [1.000000, 64.000000]");
+  }
+
+  // Under greedy sampling with τ = 1 and no pooling a cell is accepted only if it is the target's choice in its
+  // drafted context, and a radius that spans the block reopens the whole block once any cell is rejected: then
+  // it is redrawn from the target in raster order with an exact context. Either way the tokens are ar's, side
+  // by side or serially, whatever the drafter drew.
+  void mulo_with_tau_one_is_the_target_under_greedy_sampling() {
+    GenerateParams p;
+    p.prompt = "two green stars";
+    p.sampling.temperature = 0;
+    const std::vector<int> ar = text_->generate(p).tokens;
+    p.method = "mulo";
+    for (const double parallel : {1.0, 0.0}) {
+      p.method_options = {{"tau", 1}, {"neighbours", 0}, {"radius", 8}, {"parallel", parallel}};
+      const GenerateResult r = text_->generate(p);
+      QCOMPARE(r.tokens, ar);
+      QVERIFY(r.metrics.nfe <= 64);  // never more target passes than ar
+    }
+  }
+
+  // τ = 0 accepts every up-sampled cell: one target pass per cycle (after the first token's), and the image is
+  // the up-sampler's output. Each cycle drafts one low-resolution row: 4 cycles on the 8x8 test grid.
+  void mulo_with_tau_zero_commits_the_upsampled_rows_in_one_pass_each() {
+    GenerateParams p;
+    p.prompt = "a red circle above a blue square";
+    p.seed = 2;
+    p.method = "mulo";
+    for (const int rows : {1, 2, 4}) {
+      p.method_options = {{"tau", 0}, {"rows_per_cycle", rows}};
+      std::vector<int> upsampled(64, -1);
+      int low_res_cells = 0, regions = 0;
+      Callbacks cb;
+      cb.event = [&](const Event& e) {
+        if (const auto* d = std::get_if<Draft>(&e); d && d->source == "upsampler")
+          for (std::size_t i = 0; i < d->cells.size(); ++i) upsampled[d->cells[i].row * 8 + d->cells[i].col] = d->tokens[i];
+        if (const auto* d = std::get_if<Draft>(&e); d && d->source == "low_res") low_res_cells += static_cast<int>(d->cells.size());
+        regions += std::holds_alternative<Region>(e);
+      };
+      const GenerateResult r = text_->generate(p, cb);
+      QCOMPARE(r.metrics.nfe, 1 + 4 / rows);
+      QCOMPARE(low_res_cells, 16);
+      QCOMPARE(regions, 0);
+      upsampled[0] = r.tokens[0];  // the first token is the target's own
+      QCOMPARE(r.tokens, upsampled);
+    }
+  }
+
+  // Each island is redrawn in raster order, one target pass per island position (the first from the verifying
+  // pass itself): a cycle costs 1 + (longest island - 1) passes side by side, 1 + (cells - 1) serially.
+  void mulo_resampling_passes_follow_the_islands() {
+    GenerateParams p;
+    p.prompt = "three blue squares";
+    p.method = "mulo";
+    for (const double parallel : {1.0, 0.0}) {
+      p.method_options = {{"tau", 0.09}, {"parallel", parallel}};
+      int expected = 1;  // the first token's pass
+      std::size_t longest = 0, reopened = 0;
+      int island_cells = 0;
+      Callbacks cb;
+      cb.event = [&](const Event& e) {
+        if (std::holds_alternative<Verify>(e)) longest = reopened = 0;
+        if (const auto* r = std::get_if<Region>(&e); r && r->kind == "island") {
+          longest = std::max(longest, r->cells.size());
+          island_cells += static_cast<int>(r->cells.size());
+        }
+        if (const auto* r = std::get_if<Region>(&e); r && r->kind == "expansion") reopened = r->cells.size();
+        if (std::holds_alternative<Commit>(e) && !std::get<Commit>(e).cells.empty() && std::get<Commit>(e).cells.size() > 1)
+          expected += 1 + static_cast<int>(parallel != 0 ? (longest ? longest - 1 : 0) : (reopened ? reopened - 1 : 0));
+      };
+      const GenerateResult r = text_->generate(p, cb);
+      QVERIFY2(island_cells > 0, "τ = 0.09 should reject some cells of the random model");
+      QCOMPARE(r.metrics.nfe, expected);
+    }
   }
 
   void a_bundle_without_drafters_lists_and_explains_what_it_cannot_run() {
@@ -446,7 +567,7 @@ class TestSpeculative : public QObject {
     create_random_bundle(bare);
     const auto engine = load(dir);
     QCOMPARE(engine->info().methods, (std::vector<std::string>{"ar", "sjd"}));
-    QCOMPARE(text_->info().methods, (std::vector<std::string>{"ar", "eagle", "lantern", "lisa", "sjd", "ssd"}));
+    QCOMPARE(text_->info().methods, (std::vector<std::string>{"ar", "eagle", "lantern", "lisa", "sjd", "ssd", "mulo"}));
     GenerateParams p;
     p.prompt = "a red circle";
     p.method = "eagle";
@@ -458,6 +579,8 @@ class TestSpeculative : public QObject {
     p.method = "ssd";
     p.method_options.clear();
     EXPECT_ERROR(engine->generate(p), "method 'ssd' needs SSD heads, and bundle '" + dir + "' has none (train them: speculum-cli train ssd-heads");
+    p.method = "mulo";
+    EXPECT_ERROR(engine->generate(p), "method 'mulo' needs a low-resolution drafter, and bundle '" + dir + "' has none");
     p.method = "sjd";
     QCOMPARE(engine->generate(p).metrics.tokens, 64);
   }

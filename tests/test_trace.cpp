@@ -12,7 +12,7 @@ namespace {
 
 std::vector<Event> sample_events() {
   return {
-      RunBegin{"eagle", R"({"seed":3})", 2, 3, 1024},
+      RunBegin{"eagle", R"({"seed":3})", 2, 3, 1024, 1, 2},
       StepBegin{0, "draft", 0},
       Draft{0, 0, "tree", {{0, 0}, {0, 1}, {0, 1}}, {5, 6, 7}, {0.5f, 0.25f, 0.125f}, {-1, 0, 0}, {0, 1, 1}},
       Frontier{0, {{0, 0}, {0, 1}}},
@@ -182,6 +182,47 @@ class TestTrace : public QObject {
     QVERIFY2(redraw.find("Their context changed, so SSD's horizontal head 2 drew 1 token at (0, 3) from the committed cell 2 to the left.") !=
                  std::string::npos, redraw.c_str());
     QVERIFY2(redraw.find("Verification round 2.") != std::string::npos, redraw.c_str());
+    // MuLo-SD: a low-resolution row, its up-sampled block, a pooled-probability pass, one seed, its expansion in
+    // two islands, and the first resampling pass.
+    const std::string mulo = explain_step(
+        {StepBegin{5, "verify", 4}, Draft{5, 0, "low_res", {{1, 0}, {1, 1}}, {4, 5}, {0.5f, 0.5f}, {}, {}},
+         Draft{5, 0, "upsampler", {{2, 0}, {2, 1}, {3, 0}}, {6, 7, 8}, {}, {}, {}},
+         Verify{5, 0, {{2, 0}, {2, 1}, {3, 0}}, {6, 7, 8}, {0.3f, 0.01f, 0.001f}, {}, {}, {}, {0.3f, 0.2f, 0.01f},
+                {Decision::StrictAccept, Decision::SoftAccept, Decision::Reject}},
+         Region{5, "rejected_seed", -1, 0, {{3, 0}}}, Region{5, "expansion", -1, 1, {{2, 0}, {2, 1}, {3, 0}}},
+         Region{5, "island", 0, 1, {{2, 0}, {2, 1}}}, Region{5, "island", 1, 1, {{3, 0}}},
+         Resample{5, 0, "target", {{2, 0}, {3, 0}}, {6, 8}, {9, 10}, {0.5f, 0.5f}}},
+        5, 9);
+    for (const char* told : {"low-resolution drafter drew 2 tokens, one after another, at (1, 0), (1, 1)",
+                             "pixel up-sampler (decode, enlarge, encode again) turned them into 3 tokens",
+                             "1 accepted on their own probability (\u2265 \u03c4), 1 by pooling their nearest codes' probability, 1 rejected",
+                             "At (3, 0), token 8 (target p 0.001) stayed below \u03c4 even with its nearest codes pooled in (p\u0303 0.01): a rejected seed.",
+                             "The rejected cells are seeds: (3, 0).", "within 1 row and column of it in this block: 3 cells.",
+                             "They form 2 8-connected islands (the largest 2 cells)", "Resampling pass 1: 2 tokens at (2, 0), (3, 0) were drawn again from the target"})
+      QVERIFY2(mulo.find(told) != std::string::npos, (std::string(told) + " | " + mulo).c_str());
+  }
+
+  void grid_state_keeps_mulo_regions_and_the_low_resolution_grid() {
+    GridState grid;
+    grid.apply(RunBegin{"mulo", "{}", 4, 4, 16, 2, 2});
+    grid.apply(Draft{1, 0, "low_res", {{0, 0}, {0, 1}}, {3, 4}, {0.5f, 0.5f}, {}, {}});
+    grid.apply(Draft{1, 0, "upsampler", {{0, 1}, {0, 2}, {1, 1}}, {7, 8, 9}, {}, {}, {}});
+    grid.apply(Region{1, "rejected_seed", -1, 0, {{0, 2}}});
+    grid.apply(Region{1, "expansion", -1, 1, {{0, 1}, {0, 2}, {1, 1}}});
+    grid.apply(Region{1, "island", 0, 1, {{0, 1}, {0, 2}, {1, 1}}});
+    grid.apply(Resample{2, 1, "target", {{0, 2}}, {8}, {5}, {0.4f}});
+    grid.apply(Draft{2, 0, "low_res_prefix", {{0, 0}, {0, 1}}, {6, 4}, {}, {}, {}});
+    QCOMPARE(grid.low_res_tokens(), (std::vector<int>{6, 4, -1, -1}));
+    QCOMPARE(grid.low_res_draft_step(), 1);
+    QCOMPARE(grid.low_res_first_drafted(), 0);
+    QCOMPARE(grid.upsampled_step(), 1);
+    QCOMPARE(grid.at(0, 1).state, CellState::Drafted);  // up-sampled cells are drafts of the full grid
+    QVERIFY(grid.at(0, 2).rejected_seed && grid.at(0, 2).expanded && !grid.at(0, 1).rejected_seed && grid.at(0, 1).expanded);
+    QCOMPARE(grid.at(1, 1).island, 0);
+    QCOMPARE(grid.at(0, 2).resample_pass, 1);
+    QCOMPARE(grid.at(0, 1).resample_pass, -1);
+    QCOMPARE(grid.at(0, 0).state, CellState::Empty);  // low-resolution cells never touch the full grid
+    EXPECT_ERROR(grid.apply(Draft{3, 0, "low_res", {{2, 0}}, {1}, {0.5f}, {}, {}}), "outside the 2x2 low-resolution grid");
   }
 };
 

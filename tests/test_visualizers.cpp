@@ -1,6 +1,7 @@
 // Visualizer layers paint the expected colours at the expected cells for a hand-made grid state.
 #include "frontier_layer.h"
 #include "heat_map_layers.h"
+#include "islands_layer.h"
 #include "overlay_layers.h"
 #include "test_helpers.h"
 #include "token_state_layer.h"
@@ -160,6 +161,43 @@ class TestVisualizers : public QObject {
     QCOMPARE(rounds.pixelColor(0, 1), vis::heat_color(0));        // verified once
     QCOMPARE(rounds.pixelColor(2, 1), vis::heat_color(1.0 / 3));  // twice
     QCOMPARE(rounds.pixelColor(0, 0).alpha(), 0);                 // never verified
+  }
+
+  void mulo_islands_layer_and_low_res_inset() {
+    // A 4x4 grid from a 2x2 low-resolution one; the block of rows 0-1 was up-sampled at step 1; (0, 2) was a
+    // rejected seed, its expansion island 1 was redrawn, (0, 3) in pass 2.
+    GridState grid;
+    grid.apply(RunBegin{"mulo", "{}", 4, 4, 16, 2, 2});
+    grid.apply(Draft{1, 0, "low_res", {{0, 0}, {0, 1}}, {3, 4}, {0.5f, 0.5f}, {}, {}});
+    std::vector<Cell> block;
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 4; ++c) block.push_back({r, c});
+    grid.apply(Draft{1, 0, "upsampler", block, std::vector<int>(8, 1), {}, {}, {}});
+    grid.apply(Region{1, "rejected_seed", -1, 0, {{0, 2}}});
+    grid.apply(Region{1, "expansion", -1, 1, {{0, 2}, {0, 3}, {1, 2}, {1, 3}}});
+    grid.apply(Region{1, "island", 1, 1, {{0, 2}, {0, 3}, {1, 2}, {1, 3}}});
+    grid.apply(Resample{2, 1, "target", {{0, 3}}, {1}, {2}, {0.5f}});
+    const QImage islands = vis::paint_islands_layer(grid, QSize(80, 80));  // 20 px per cell
+    const auto near = [](QColor a, QColor b, int tolerance) {
+      return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
+             std::abs(a.blue() - b.blue()) <= tolerance;
+    };
+    QVERIFY(near(islands.pixelColor(70, 25), vis::island_color(1), 3));  // (1, 3): island 1's fill
+    QCOMPARE(islands.pixelColor(30, 25).alpha(), 0);                     // (1, 1): accepted, outside every region
+    QVERIFY(near(islands.pixelColor(46, 6), vis::kSeedColor, 40));      // the cross over the seed (0, 2)
+    QVERIFY(near(islands.pixelColor(1, 20), vis::kUpsampledBlockColor, 40));  // the 2x2 blocks' boxes, left edge
+    QCOMPARE(islands.pixelColor(10, 60).alpha(), 0);                     // rows 2-3: not up-sampled yet
+    // The inset: the low-resolution picture in the top-right third, the drafted row outlined.
+    QImage low_res(2, 2, QImage::Format_RGB32);
+    low_res.fill(QColor(0, 200, 0));
+    QImage frame(300, 300, QImage::Format_RGB32);
+    frame.fill(Qt::black);
+    QPainter painter(&frame);
+    vis::paint_low_res_inset(painter, frame.rect(), low_res, grid);
+    painter.end();
+    QCOMPARE(frame.pixelColor(250, 80), QColor(0, 200, 0));  // inside the inset, below the outlined row
+    QCOMPARE(frame.pixelColor(100, 100), QColor(Qt::black));  // outside it
+    QVERIFY(near(frame.pixelColor(250, 5), vis::kLowResDraftColor, 10));  // the drafted row's outline
   }
 
   void every_layer_has_a_name_and_paints_at_the_requested_size() {

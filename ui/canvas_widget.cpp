@@ -16,6 +16,11 @@ CanvasWidget::CanvasWidget(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
 }
 
+void CanvasWidget::set_low_res_image(const QImage& image) {
+  low_res_image_ = image;
+  update();
+}
+
 void CanvasWidget::set_image(const QImage& image) {
   image_ = image;
   update();
@@ -67,7 +72,7 @@ void CanvasWidget::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().window());
   const QRect target = target_rect().toAlignedRect();
-  vis::paint_frame(painter, target, image_, grid_, style_);
+  vis::paint_frame(painter, target, image_, grid_, style_, low_res_image_);
   painter.setPen(palette().windowText().color());
   painter.drawRect(target.adjusted(0, 0, -1, -1));
 }

@@ -17,6 +17,7 @@ class CanvasWidget : public QWidget {
   explicit CanvasWidget(QWidget* parent = nullptr);
 
   void set_image(const QImage& image);
+  void set_low_res_image(const QImage& image);  // MuLo-SD's low-resolution draft, for the LowRes layer's inset
   void set_grid(const GridState& grid);
   void set_style(const vis::FrameStyle& style);
   const vis::FrameStyle& style() const { return style_; }
@@ -45,6 +46,7 @@ class CanvasWidget : public QWidget {
   QRectF target_rect() const;
 
   QImage image_;
+  QImage low_res_image_;
   GridState grid_;
   vis::FrameStyle style_;
   double zoom_ = 1.0;

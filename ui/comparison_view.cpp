@@ -217,6 +217,7 @@ void ComparisonView::show_position(int steps) {
     } else {
       panes_[i].canvas->set_image(preview_image(engine_, grid));
     }
+    panes_[i].canvas->set_low_res_image(style.layers.count(vis::Layer::LowRes) ? low_res_preview_image(engine_, grid) : QImage());
   }
 }
 

@@ -1,5 +1,7 @@
 #include "generation_worker.h"
 
+#include <algorithm>
+
 namespace speculum::ui {
 
 QImage to_qimage(const Image& image) {
@@ -12,6 +14,18 @@ QImage preview_image(const Engine& engine, const GridState& grid) {
     return to_qimage(engine.preview(grid.committed_tokens()).image);
   } catch (const Error&) {
     return {};  // tokens outside this model's codebook (a trace from another model)
+  }
+}
+
+QImage low_res_preview_image(const Engine& engine, const GridState& grid) {
+  const auto& tokens = grid.low_res_tokens();
+  if (grid.low_res_rows() != engine.info().low_res_rows || grid.low_res_cols() != engine.info().low_res_cols ||
+      std::none_of(tokens.begin(), tokens.end(), [](int t) { return t >= 0; }))
+    return {};
+  try {
+    return to_qimage(engine.preview_low_res(tokens).image);
+  } catch (const Error&) {
+    return {};  // a trace from another model
   }
 }
 

@@ -40,6 +40,8 @@ class GenerationWorker : public QObject {
 QImage to_qimage(const Image& image);
 // The picture of a (partial) grid: its committed tokens decoded, open cells with the neutral token.
 QImage preview_image(const Engine& engine, const GridState& grid);
+// MuLo-SD's low-resolution grid as a picture; null when the run has none (or it is from another model).
+QImage low_res_preview_image(const Engine& engine, const GridState& grid);
 
 // The picture of a live run's grid, decoded on the UI thread at most every 100 ms and only when cells
 // were committed since the last decode (a decode costs a few milliseconds).

@@ -230,7 +230,9 @@ void MainWindow::build_menus() {
     QAction* action = view->addAction(vis::layer_name(layer));
     action->setCheckable(true);
     action->setChecked(layer == vis::Layer::TokenState);
-    action->setShortcut(QKeySequence(QString("Ctrl+%1").arg(shortcut++)));
+    // Ctrl+1…9, then Ctrl+Shift+1… for the layers past the ninth.
+    action->setShortcut(QKeySequence(shortcut <= 9 ? QString("Ctrl+%1").arg(shortcut) : QString("Ctrl+Shift+%1").arg(shortcut - 9)));
+    ++shortcut;
     connect(action, &QAction::toggled, this, &MainWindow::update_style);
     layer_actions_[layer] = action;
   }
@@ -318,6 +320,7 @@ void MainWindow::show_position(int steps) {
   if (at_end && !running_ && !final_image_.isNull()) canvas_->set_image(final_image_);
   else if (at_end && running_) canvas_->set_image(live_preview_.image_for(*engine_, grid));
   else canvas_->set_image(preview_image(*engine_, grid));
+  canvas_->set_low_res_image(style.layers.count(vis::Layer::LowRes) ? low_res_preview_image(*engine_, grid) : QImage());
   metrics_->show_timeline(timeline_, steps);
   update_run_status();
   draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
@@ -475,7 +478,7 @@ bool MainWindow::export_animation(const QString& path) {
   for (int steps = 1; steps <= count; steps += stride) {
     const GridState grid = timeline_.state_after(steps);
     const QImage image = steps == count && !final_image_.isNull() ? final_image_ : preview_image(*engine_, grid);
-    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style));
+    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style, low_res_preview_image(*engine_, grid)));
   }
   if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
   frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping

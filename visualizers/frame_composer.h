@@ -18,9 +18,11 @@ struct FrameStyle {
   int last_step = 0;    // scale of the commit-step layer
 };
 
-// Paints into `painter` over `target` (image scaled to fit exactly).
-void paint_frame(QPainter& painter, const QRect& target, const QImage& image, const GridState& grid, const FrameStyle& style);
+// Paints into `painter` over `target` (image scaled to fit exactly). `low_res`: MuLo-SD's low-resolution
+// picture for the LowRes layer's inset (null: none).
+void paint_frame(QPainter& painter, const QRect& target, const QImage& image, const GridState& grid, const FrameStyle& style,
+                 const QImage& low_res = {});
 // The same into a new opaque image of `size` pixels.
-QImage compose_frame(QSize size, const QImage& image, const GridState& grid, const FrameStyle& style);
+QImage compose_frame(QSize size, const QImage& image, const GridState& grid, const FrameStyle& style, const QImage& low_res = {});
 
 }  // namespace speculum::vis

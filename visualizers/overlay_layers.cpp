@@ -4,6 +4,7 @@
 
 #include "frontier_layer.h"
 #include "heat_map_layers.h"
+#include "islands_layer.h"
 #include "token_state_layer.h"
 
 namespace speculum::vis {
@@ -19,6 +20,8 @@ QString layer_name(Layer layer) {
     case Layer::PooledMass: return "Pooled mass (LANTERN)";
     case Layer::Frontier: return "Drafting frontier (SSD)";
     case Layer::Rounds: return "Times verified (SSD rounds)";
+    case Layer::Islands: return "Local resampling islands (MuLo-SD)";
+    case Layer::LowRes: return "Low-resolution draft (MuLo-SD)";
   }
   return {};
 }
@@ -34,6 +37,8 @@ QString layer_key(Layer layer) {
     case Layer::PooledMass: return "pooled_mass";
     case Layer::Frontier: return "frontier";
     case Layer::Rounds: return "rounds";
+    case Layer::Islands: return "islands";
+    case Layer::LowRes: return "low_res";
   }
   return {};
 }
@@ -72,6 +77,13 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
     case Layer::Rounds:
       return {{heat_color(0), "verified once"}, {heat_color(1.0 / 3), "twice"}, {heat_color(2.0 / 3), "3 times"},
               {heat_color(1), "4 or more times"}};
+    case Layer::Islands:
+      return {{kSeedColor, "cross: rejected seed (pooled p below τ)"},
+              {kExpansionColor, "outline: reopened by a seed's neighbourhood"},
+              {island_color(0), "fill: island (colour by id), number: the pass that redrew the cell"},
+              {kUpsampledBlockColor, "boxes: the latest up-sampled block, one per low-resolution cell"}};
+    case Layer::LowRes:
+      return {{kLowResDraftColor, "inset: the low-resolution grid, its latest drafted row outlined"}};
   }
   return {};
 }
@@ -104,6 +116,12 @@ QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step
     case Layer::PooledMass: return paint_pooled_mass_layer(grid, 1).scaled(size);
     case Layer::Frontier: return paint_frontier_layer(grid, size);
     case Layer::Rounds: return paint_rounds_layer(grid, 1).scaled(size);
+    case Layer::Islands: return paint_islands_layer(grid, size);
+    case Layer::LowRes: {
+      QImage clear(size, QImage::Format_ARGB32);
+      clear.fill(Qt::transparent);
+      return clear;
+    }
   }
   return {};
 }

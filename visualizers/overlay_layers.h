@@ -11,10 +11,10 @@
 
 namespace speculum::vis {
 
-enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass, Frontier, Rounds };
-inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance,
-                                       Layer::GridLines,  Layer::Origin,     Layer::SoftScore,
-                                       Layer::PooledMass, Layer::Frontier,   Layer::Rounds};
+enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass, Frontier, Rounds, Islands, LowRes };
+inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines,
+                                       Layer::Origin,     Layer::SoftScore,  Layer::PooledMass, Layer::Frontier,
+                                       Layer::Rounds,     Layer::Islands,    Layer::LowRes};
 
 QString layer_name(Layer layer);     // "Token state", ...
 QString layer_key(Layer layer);      // stable id for settings: "token_state", ...
@@ -29,7 +29,8 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step);
 // Grid lines between cells on a transparent image of `size` pixels.
 QImage paint_grid_lines(int rows, int cols, QSize size, QColor color);
 
-// The layer at `size` pixels (cells are scaled with nearest-neighbour so each stays a solid block).
+// The layer at `size` pixels (cells are scaled with nearest-neighbour so each stays a solid block). LowRes is
+// an inset of a picture the grid state does not hold: paint_frame draws it, and this returns a clear image.
 QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step);
 
 }  // namespace speculum::vis

@@ -41,6 +41,7 @@ void add_bench_command(CLI::App& app) {
     int seeds = 3;
     int warmup = 1;
     std::string csv;
+    bool forward_cost = false;
   };
   auto s = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("bench", "Benchmark methods x seeds; ratios against ar from the same run");
@@ -50,11 +51,27 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--seeds", s->seeds, "Images per method (seeds 0..N-1)")->check(CLI::Range(1, 100000))->capture_default_str();
   c->add_option("--warmup", s->warmup, "Untimed runs per method first")->check(CLI::Range(0, 100))->capture_default_str();
   c->add_option("--csv", s->csv, "Also write the table as CSV");
+  c->add_flag("--forward-cost", s->forward_cost,
+              "Instead: what one target forward of 1, 8, 16, 32 and 64 new tokens costs (after half the grid), against one");
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
       const EngineParams engine_params = s->engine.resolved();
       const auto engine = Engine::load(engine_params);
       const ModelInfo& info = engine->info();
+      if (s->forward_cost) {
+        const int cells = info.grid_rows * info.grid_cols;
+        std::vector<int> sizes;
+        for (int n : {1, 8, 16, 32, 64})
+          if (n <= cells / 2) sizes.push_back(n);
+        const auto costs = engine->measure_forward_cost(sizes, cells / 2, 40);
+        std::cout << "target forward of n new tokens after " << cells / 2 << " image tokens (" << info.device << ", "
+                  << engine_params.threads << " threads, median of 40)\n"
+                  << std::setw(8) << "n" << std::setw(10) << "ms" << std::setw(10) << "vs 1" << std::setw(12) << "ms/token" << "\n";
+        for (const auto& c : costs)
+          std::cout << std::fixed << std::setw(8) << c.new_tokens << std::setprecision(2) << std::setw(10) << c.ms << std::setw(9)
+                    << c.ms / costs.front().ms << "x" << std::setprecision(3) << std::setw(12) << c.ms / c.new_tokens << "\n";
+        return;
+      }
       std::vector<std::string> methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
       methods.erase(std::remove(methods.begin(), methods.end(), "ar"), methods.end());
       methods.insert(methods.begin(), "ar");

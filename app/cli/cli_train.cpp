@@ -2,6 +2,8 @@
 // SPECULUM_ENGINE_ONLY builds too, on CUDA with --device). Resumable; Ctrl-C stops after a checkpoint.
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -31,7 +33,11 @@ struct TargetShape {
 
 // The default target: a small LlamaGen GPT (about 3.7M parameters at the default shape) reading captions through a
 // two-block word-level encoder.
-BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std::string>& vocabulary, const TargetShape& shape) {
+// The grid is the corpus's (16x16 for 64 px scenes; 8x8 for MuLo-SD's low-resolution drafter).
+BundleManifest default_manifest(const VqConfig& tokenizer, const TokenizedCorpus& corpus, const TargetShape& shape) {
+  const auto side = static_cast<int>(std::lround(std::sqrt(static_cast<double>(corpus.codes.size(1)))));
+  if (side * side != corpus.codes.size(1))
+    throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens, not a square grid");
   BundleManifest m;
   m.name = "speculum-shapes";
   m.tokenizer = tokenizer;
@@ -40,15 +46,15 @@ BundleManifest default_manifest(const VqConfig& tokenizer, const std::vector<std
   g.n_layer = shape.layers;
   g.n_head = shape.heads;
   g.vocab_size = tokenizer.codebook_size;
-  g.grid_rows = g.grid_cols = data::kShapesImageSize / tokenizer.downsample_factor();
+  g.grid_rows = g.grid_cols = side;
   g.condition = ConditionKind::Text;
-  m.text_vocab = vocabulary;
+  m.text_vocab = corpus.vocabulary;
   g.text_vocab_size = static_cast<int>(m.text_vocab.size());
   g.cls_token_num = 16;
   g.caption_dim = 128;
   g.text_encoder_layers = shape.text_encoder_layers;
   g.image_positions = shape.image_positions;
-  m.image_size = data::kShapesImageSize;
+  m.image_size = side * tokenizer.downsample_factor();
   return m;
 }
 
@@ -103,7 +109,7 @@ CLI::App* add_train_commands(CLI::App& app) {
       if (corpus.vocabulary.empty()) throw Error("'" + g->corpora.front() + "' carries no vocabulary (re-run train tokenize)");
       // A resumed run keeps the architecture it was started with; a new one records it for `train bundle`.
       const bool resuming = std::filesystem::exists(checkpoint_dir(g->out)) && std::filesystem::exists(g->out + "/speculum.json");
-      const BundleManifest m = resuming ? read_manifest(g->out) : default_manifest(read_vq_run(g->vq), corpus.vocabulary, g->shape);
+      const BundleManifest m = resuming ? read_manifest(g->out) : default_manifest(read_vq_run(g->vq), corpus, g->shape);
       if (!resuming && !g->params.init_from.empty() && read_manifest(g->params.init_from).text_vocab != corpus.vocabulary)
         throw Error("--init-from '" + g->params.init_from + "' was trained on another vocabulary than the corpus");
       if (!resuming) {
@@ -259,6 +265,41 @@ CLI::App* add_train_commands(CLI::App& app) {
       const Drafter d(target, load_tensors(SafetensorsFile::open(m.drafter_path(fa->drafter)), drafter_tensor_specs(m.target), at::kCPU));
       const DrafterFit f = drafter_fit(d, TokenizedCorpus::load(fa->corpus), fa->images);
       std::cout << "drafter '" << fa->drafter << "' on " << fa->corpus << ": acceptance " << f.acceptance << ", top-1 agreement " << f.top1 << "\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  // MuLo-SD's low-resolution drafter: a target run on a downscaled corpus, stored in a bundle it fits.
+  struct LowResArgs {
+    std::string run, bundle;
+  };
+  auto lr = std::make_shared<LowResArgs>();
+  CLI::App* low_res = train->add_subcommand(
+      "install-low-res", "Store a target run trained at a smaller grid (train tokenize --downscale) as a bundle's low-resolution drafter");
+  low_res->add_option("--run", lr->run, "Target run folder (its latest checkpoint, EMA weights when present)")->required();
+  low_res->add_option("--bundle", lr->bundle, "Bundle")->required();
+  low_res->final_callback([lr] {
+    const int rc = run_reporting_errors([&] {
+      BundleManifest m = read_manifest(lr->bundle);
+      const BundleManifest run = read_manifest(lr->run);
+      GptConfig same_grid = run.target;
+      same_grid.grid_rows = m.target.grid_rows;
+      same_grid.grid_cols = m.target.grid_cols;
+      if (!(same_grid == m.target) || run.text_vocab != m.text_vocab || run.classes != m.classes)
+        throw Error("run '" + lr->run + "' is not bundle '" + m.dir + "''s target architecture and conditioning at another grid");
+      const int factor = m.target.grid_rows / run.target.grid_rows;
+      if (factor * run.target.grid_rows != m.target.grid_rows || factor * run.target.grid_cols != m.target.grid_cols ||
+          std::find(kLowResFactors.begin(), kLowResFactors.end(), factor) == kLowResFactors.end())
+        throw Error("run '" + lr->run + "' has a " + std::to_string(run.target.grid_rows) + "x" + std::to_string(run.target.grid_cols) +
+                    " grid; a low-resolution drafter's must be the bundle's " + std::to_string(m.target.grid_rows) + "x" +
+                    std::to_string(m.target.grid_cols) + " divided by 2 or 4");
+      m.low_res_drafter = LowResDrafterEntry{"low-res-drafter.safetensors", run.target.grid_rows, run.target.grid_cols};
+      std::string weights = checkpoint_dir(lr->run) + "/ema.safetensors";
+      if (!std::filesystem::exists(weights)) weights = checkpoint_dir(lr->run) + "/weights.safetensors";
+      save_tensors(m.low_res_drafter_path(), load_tensors(SafetensorsFile::open(weights), gpt_tensor_specs(run.target), at::kCPU),
+                   DType::F16);
+      write_manifest(m, lr->bundle);
+      std::cout << "installed " << run.target.grid_rows << "x" << run.target.grid_cols << " low-resolution drafter in " << m.dir << "\n";
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

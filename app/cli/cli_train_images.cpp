@@ -88,6 +88,7 @@ void add_image_training_commands(CLI::App& train) {
     std::string vq, out, emoji;
     int count = 20000;
     std::uint64_t seed = 0;
+    int downscale = 1;
     bool emoji_held_out = false;
   };
   auto t = std::make_shared<TokenizeArgs>();
@@ -98,6 +99,10 @@ void add_image_training_commands(CLI::App& train) {
   tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
   tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
   tok->add_flag("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
+  // MuLo-SD's low-resolution drafter learns the same scenes at half the grid (docs/methods.md).
+  tok->add_option("--downscale", t->downscale, "Average-pool every image by this factor before encoding (2: an 8x8 grid)")
+      ->check(CLI::IsMember({1, 2, 4}))
+      ->capture_default_str();
   tok->final_callback([t] {
     const int rc = run_reporting_errors([&] {
       const VqConfig config = read_vq_run(t->vq);
@@ -116,15 +121,19 @@ void add_image_training_commands(CLI::App& train) {
       TokenizedCorpus corpus;
       corpus.vocabulary = words;
       std::vector<at::Tensor> codes;
+      const auto encode = [&](const at::Tensor& images) {
+        const at::Tensor scaled = t->downscale == 1 ? images : at::avg_pool2d(images, {t->downscale, t->downscale});
+        return vq.encode(scaled).reshape({images.size(0), -1});
+      };
       for (int i = 0; i < t->count; i += 64) {
         const int n = std::min(64, t->count - i);
-        codes.push_back(vq.encode(data::shapes_images(t->seed + i, n)).reshape({n, -1}));
+        codes.push_back(encode(data::shapes_images(t->seed + i, n)));
         for (int j = 0; j < n; ++j) corpus.words.push_back(vocabulary.encode(data::sample_scene(t->seed + i + j).caption()));
         if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
       }
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(emoji.captions.size()); ++i) {
         if ((i % 16 == 0) != t->emoji_held_out) continue;
-        codes.push_back(vq.encode(emoji.images.narrow(0, i, 1)).reshape({1, -1}));
+        codes.push_back(encode(emoji.images.narrow(0, i, 1)));
         corpus.words.push_back(vocabulary.encode(emoji.captions[i]));
       }
       corpus.codes = at::cat(codes);

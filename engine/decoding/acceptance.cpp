@@ -19,6 +19,12 @@ Probabilities remove_tokens(Probabilities p, const std::vector<int>& tokens) {
   return p;
 }
 
+double neighbourhood_probability(std::span<const float> prob, int x, const int* nearest, int k) {
+  double pooled = prob[x];
+  for (int i = 0; i < k; ++i) pooled += prob[nearest[i]];
+  return pooled;
+}
+
 PooledProbability lantern_pool(std::span<const float> prob, int x, const int* nearest, int k, double delta,
                                double lambda) {
   PooledProbability out;

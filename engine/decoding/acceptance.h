@@ -5,6 +5,7 @@
 //    and the residual is p without x, renormalised. Lossless.
 //  - LANTERN: pool onto x the mass of its nearest codes while it stays within a total-variation budget
 //    δ (or, LANTERN++, within (λ − 1)·p(x)); accept with probability p̃(x).
+//  - MuLo-SD: accept x when p(x) plus its k nearest codes' mass reaches a threshold τ (lossy).
 //  - LISA (our reconstruction): after a strict rejection, accept softly when the draft is close in the
 //    whitened codebook to the target's mode or the confidence gap is small, the target is not confident,
 //    and the step's soft budget allows it. Strict acceptance stays the floor.
@@ -40,6 +41,10 @@ struct PooledProbability {
 // δ in (0, 1] caps the pooled mass (LANTERN); a `lambda` > 1 instead caps it at (λ − 1)·p(x) (LANTERN++).
 PooledProbability lantern_pool(std::span<const float> p, int x, const int* nearest, int k, double delta,
                                double lambda = 0);
+
+// MuLo-SD's pooled probability of draft x under p [V]: p(x) plus the mass of x's k nearest codes
+// (`nearest`, self excluded, nearest first). The cell is accepted when it reaches τ (no budget, no residual).
+double neighbourhood_probability(std::span<const float> p, int x, const int* nearest, int k);
 
 // LISA's Geometry-Aware Soft Verification for draft x under p [V] (CPU float), after a strict rejection.
 struct SoftScore {

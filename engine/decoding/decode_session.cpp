@@ -24,13 +24,20 @@ double DecodeSession::uniform(RngStream stream, int step, int slot) const {
   return counter_uniform(seed_, stream, static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(slot));
 }
 
-ForwardInput DecodeSession::prefix_input() const {
+ForwardInput DecodeSession::prefix_input() const { return prefix_input(target_, prefix_); }
+
+ForwardInput DecodeSession::prefix_input(const Transformer& model, const ConditionPrefix& prefix) {
   ForwardInput in;
-  in.embeddings = prefix_.embeddings;
-  in.positions = target_.prefix_positions();
-  in.attendable = prefix_.attendable;
+  in.embeddings = prefix.embeddings;
+  in.positions = model.prefix_positions();
+  in.attendable = prefix.attendable;
   in.logits_last = 1;
   return in;
+}
+
+ConditionPrefix DecodeSession::condition_for(const Transformer& model) const {
+  if (!condition_source_) throw Error("decoding bug: this session has no condition source for a second model");
+  return condition_source_(model);
 }
 
 ForwardOutput DecodeSession::commit_first_token(bool want_hidden) {

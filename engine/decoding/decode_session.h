@@ -20,6 +20,7 @@ class DecodeSession {
  public:
   using EventSink = std::function<void(const Event&)>;
   using CommitHook = std::function<void(const std::vector<int>& tokens, int committed)>;
+  using ConditionSource = std::function<ConditionPrefix(const Transformer& model)>;
 
   DecodeSession(const Transformer& target, KVCache& cache, ConditionPrefix prefix, SamplingParams sampling,
                 std::uint64_t seed, EventSink sink, CommitHook on_commit, const std::atomic<bool>* cancel);
@@ -41,6 +42,12 @@ class DecodeSession {
 
   // The forward input that feeds the condition prefix (logits for its last position only).
   ForwardInput prefix_input() const;
+  // The request's condition as a prefix of another model with the target's conditioning (MuLo-SD's
+  // low-resolution drafter), one row per CFG stream; the engine sets the source.
+  void set_condition_source(ConditionSource source) { condition_source_ = std::move(source); }
+  ConditionPrefix condition_for(const Transformer& model) const;
+  // The forward input that feeds `model`'s `prefix` (logits for its last position only).
+  static ForwardInput prefix_input(const Transformer& model, const ConditionPrefix& prefix);
   // A whole first step for methods that draft from the first image token on: the prefix forward (with
   // the last block's output when `want_hidden`), token 0 drawn from it and committed. Returns that forward.
   ForwardOutput commit_first_token(bool want_hidden);
@@ -70,6 +77,7 @@ class DecodeSession {
   EventSink sink_;
   CommitHook on_commit_;
   const std::atomic<bool>* cancel_;
+  ConditionSource condition_source_;
 
   std::vector<int> tokens_;
   int committed_ = 0;

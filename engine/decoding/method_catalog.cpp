@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "decoding/ar_method.h"
+#include "decoding/mulo_method.h"
 #include "decoding/sjd_method.h"
 #include "decoding/ssd_method.h"
 #include "decoding/tree_method.h"
@@ -11,7 +12,8 @@ namespace speculum {
 
 const std::vector<MethodInfo>& method_catalog() {
   static const std::vector<MethodInfo> catalog = {ar_method_info(), eagle_method_info(), lantern_method_info(),
-                                                  lisa_method_info(), sjd_method_info(), ssd_method_info()};
+                                                  lisa_method_info(), sjd_method_info(), ssd_method_info(),
+                                                  mulo_method_info()};
   return catalog;
 }
 
@@ -53,6 +55,7 @@ std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions
       return std::make_unique<SjdMethod>(static_cast<int>(method_option(options, info, "window")),
                                          method_option(options, info, "init") != 0);
     if (name == "ssd") return make_ssd_method(options, resources);
+    if (name == "mulo") return make_mulo_method(options, resources);
     return make_tree_method(name, options, resources);
   }
   std::string allowed;

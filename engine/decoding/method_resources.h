@@ -1,5 +1,5 @@
 // What a method may use besides the target: the bundle's drafters, the codebook's geometry, LISA's
-// calibrated bounds and SSD's spatial heads. The engine fills it from the bundle; make_method says clearly what is missing.
+// calibrated bounds, SSD's spatial heads, and MuLo-SD's low-resolution drafter with the tokenizer it up-samples through. The engine fills it from the bundle; make_method says clearly what is missing.
 #pragma once
 
 #include <map>
@@ -10,6 +10,8 @@
 #include "io/bundle.h"
 #include "models/drafter.h"
 #include "models/spatial_heads.h"
+#include "models/transformer.h"
+#include "models/vq_model.h"
 
 namespace speculum {
 
@@ -19,6 +21,8 @@ struct MethodResources {
   const CodebookGeometry* geometry = nullptr;
   std::optional<SoftVerificationBounds> soft_bounds;
   const SpatialHeads* ssd_heads = nullptr;
+  const Transformer* low_res_drafter = nullptr;
+  const VqModel* tokenizer = nullptr;
 };
 
 }  // namespace speculum

@@ -140,6 +140,18 @@ BundleManifest read_manifest(const std::string& dir) {
       throw Error(path + ": ssd_heads.vertical is " + std::to_string(m.ssd_heads->vertical) + " (allowed: 1.." +
                   std::to_string(kMaxVerticalHeads) + ")");
   }
+  if (root.has("low_res_drafter")) {
+    const JsonFields d = root.object("low_res_drafter");
+    const std::vector<int> low_grid = d.integers("grid");
+    if (low_grid.size() != 2) throw Error(path + ": field 'low_res_drafter.grid' must be [rows, cols]");
+    m.low_res_drafter = LowResDrafterEntry{d.string("weights"), low_grid[0], low_grid[1]};
+    const bool divides = low_grid[0] > 0 && low_grid[1] > 0 && grid[0] % low_grid[0] == 0 &&
+                         grid[0] / low_grid[0] == grid[1] / low_grid[1] && grid[1] % low_grid[1] == 0;
+    if (!divides || std::find(kLowResFactors.begin(), kLowResFactors.end(), grid[0] / low_grid[0]) == kLowResFactors.end())
+      throw Error(path + ": low_res_drafter.grid [" + std::to_string(low_grid[0]) + ", " + std::to_string(low_grid[1]) +
+                  "] is not image.grid [" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
+                  "] divided by 2 or 4 in both directions");
+  }
   if (root.has("sampling")) {
     m.sampling = read_sampling_fields(root.object("sampling"), m.sampling);
     try {
@@ -164,6 +176,13 @@ BundleManifest read_manifest(const std::string& dir) {
   return m;
 }
 
+GptConfig BundleManifest::low_res_config() const {
+  GptConfig c = target;
+  c.grid_rows = low_res_drafter.value().grid_rows;
+  c.grid_cols = low_res_drafter.value().grid_cols;
+  return c;
+}
+
 void write_manifest(const BundleManifest& m, const std::string& dir) {
   const GptConfig& g = m.target;
   const VqConfig& vq = m.tokenizer;
@@ -184,6 +203,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
                                 {"confidence_max", b->confidence_max}, {"samples", b->samples}};
   if (const auto& h = m.ssd_heads)
     doc["ssd_heads"] = {{"weights", h->weights}, {"horizontal", h->horizontal}, {"vertical", h->vertical}};
+  if (const auto& d = m.low_res_drafter) doc["low_res_drafter"] = {{"weights", d->weights}, {"grid", {d->grid_rows, d->grid_cols}}};
   write_sampling_fields(m.sampling, doc["sampling"]);
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};

@@ -42,6 +42,16 @@ struct SpatialHeadsEntry {
 inline constexpr int kMaxHorizontalHeads = 8;
 inline constexpr int kMaxVerticalHeads = 2;
 
+// MuLo-SD's low-resolution drafter (manifest "low_res_drafter": {"weights": ..., "grid": [rows, cols]}): the
+// target's architecture and vocabulary at a grid smaller by one factor r in both directions (r = 2 or 4),
+// trained on the same images downscaled by r (research/seed-methods.md §4, docs/methods.md).
+struct LowResDrafterEntry {
+  std::string weights;
+  int grid_rows = 0;
+  int grid_cols = 0;
+};
+inline const std::vector<int> kLowResFactors = {2, 4};
+
 struct BundleManifest {
   std::string dir;   // where it was read from
   std::string name;
@@ -55,12 +65,17 @@ struct BundleManifest {
   std::map<std::string, DrafterEntry> drafters;
   std::optional<SoftVerificationBounds> soft_verification;
   std::optional<SpatialHeadsEntry> ssd_heads;
+  std::optional<LowResDrafterEntry> low_res_drafter;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
 
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
   std::string drafter_path(const std::string& name) const { return dir + "/" + drafters.at(name).weights; }
   std::string ssd_heads_path() const { return dir + "/" + ssd_heads.value().weights; }
+  std::string low_res_drafter_path() const { return dir + "/" + low_res_drafter.value().weights; }
+  // The low-resolution drafter's architecture: the target's at its grid.
+  GptConfig low_res_config() const;
+  int low_res_factor() const { return target.grid_rows / low_res_drafter.value().grid_rows; }
 };
 
 class JsonFields;

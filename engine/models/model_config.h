@@ -46,6 +46,7 @@ struct GptConfig {
   int text_ffn_hidden() const { return 2 * caption_dim; }
 
   static constexpr int kTextHeadDim = 32;
+  friend bool operator==(const GptConfig&, const GptConfig&) = default;
 };
 
 // The LlamaGen VQ tokenizer (encoder, L2-normalised codebook, decoder) at any size.

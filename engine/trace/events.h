@@ -24,6 +24,8 @@ struct RunBegin {
   int grid_rows = 0;
   int grid_cols = 0;
   int vocab_size = 0;
+  int low_res_rows = 0;  // MuLo-SD: the low-resolution drafter's grid (its Draft cells use it); 0 when none
+  int low_res_cols = 0;
   friend bool operator==(const RunBegin&, const RunBegin&) = default;
 };
 
@@ -37,7 +39,9 @@ struct StepBegin {
 struct Draft {
   int step = 0;
   int round = 0;
-  std::string source;  // "tree" | "h_head(d)" | "v_head(d)" | "upsampler" | "jacobi"
+  // "tree" | "h_head(d)" | "v_head(d)" | "jacobi" | "upsampler"; and on the low-resolution grid (MuLo-SD):
+  // "low_res" (the drafter's row) | "low_res_prefix" (committed rows shrunk back into its prefix)
+  std::string source;
   std::vector<Cell> cells;
   std::vector<int> tokens;
   std::vector<float> q_of_token;
@@ -83,6 +87,7 @@ struct Resample {
   friend bool operator==(const Resample&, const Resample&) = default;
 };
 
+// MuLo-SD's local rejection: the rejected seeds, their expansion (radius l) and each 8-connected island.
 struct Region {
   int step = 0;
   std::string kind;  // "rejected_seed" | "expansion" | "island"

@@ -1,5 +1,6 @@
 #include "trace/grid_state.h"
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -36,10 +37,18 @@ void GridState::apply(const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, RunBegin>) {
           *this = GridState(e.grid_rows, e.grid_cols);
+          low_res_rows_ = e.low_res_rows;
+          low_res_cols_ = e.low_res_cols;
+          low_res_tokens_.assign(std::size_t(std::max(0, e.low_res_rows * e.low_res_cols)), -1);
         } else if constexpr (requires { e.step; }) {
           last_step_ = std::max(last_step_, e.step);
         }
         if constexpr (std::is_same_v<T, Draft>) {
+          if (e.source.starts_with("low_res")) {  // the low-resolution grid, not this one
+            apply_low_res(e);
+            return;
+          }
+          if (e.source == "upsampler") upsampled_step_ = e.step;
           const int offset = head_offset(e.source);
           for (std::size_t i = 0; i < e.cells.size(); ++i) {
             CellInfo* c = cell(e.cells[i]);
@@ -48,6 +57,7 @@ void GridState::apply(const Event& event) {
             c->token = e.tokens.at(i);
             c->q = i < e.q_of_token.size() ? e.q_of_token[i] : -1;
             c->last_step = e.step;
+            if (e.source == "upsampler") c->upsampled_step = e.step;
             if (offset > 0)
               c->drafted_from = e.source.starts_with("v_head") ? Cell{e.cells[i].row - offset, e.cells[i].col}
                                                               : Cell{e.cells[i].row, e.cells[i].col - offset};
@@ -74,10 +84,18 @@ void GridState::apply(const Event& event) {
             if (i < e.pooled_p.size() && e.pooled_p[i] > 0) c->pooled_gain = (e.pooled_p[i] - c->p) / e.pooled_p[i];
             c->last_step = e.step;
           }
+        } else if constexpr (std::is_same_v<T, Region>) {
+          for (const Cell& r : e.cells) {
+            CellInfo* c = cell(r);
+            if (e.kind == "rejected_seed") c->rejected_seed = true;
+            if (e.kind == "expansion") c->expanded = true;
+            if (e.kind == "island") c->island = e.island_id;
+          }
         } else if constexpr (std::is_same_v<T, Resample>) {
           for (std::size_t i = 0; i < e.cells.size(); ++i) {
             CellInfo* c = cell(e.cells[i]);
             if (c->state == CellState::Committed) continue;
+            if (c->island >= 0) c->resample_pass = e.round;
             c->state = CellState::Resampled;
             c->origin = e.dist == "target" ? CellOrigin::Target : CellOrigin::Residual;
             c->token = e.new_tokens.at(i);
@@ -98,6 +116,20 @@ void GridState::apply(const Event& event) {
         }
       },
       event);
+}
+
+void GridState::apply_low_res(const Draft& e) {
+  for (std::size_t i = 0; i < e.cells.size(); ++i) {
+    const Cell& c = e.cells[i];
+    if (c.row < 0 || c.row >= low_res_rows_ || c.col < 0 || c.col >= low_res_cols_)
+      throw Error("event cell (" + std::to_string(c.row) + ", " + std::to_string(c.col) + ") is outside the " +
+                  std::to_string(low_res_rows_) + "x" + std::to_string(low_res_cols_) + " low-resolution grid");
+    low_res_tokens_[std::size_t(c.row * low_res_cols_ + c.col)] = e.tokens.at(i);
+  }
+  if (e.source == "low_res" && !e.cells.empty()) {
+    low_res_draft_step_ = e.step;
+    low_res_first_drafted_ = e.cells.front().row * low_res_cols_ + e.cells.front().col;
+  }
 }
 
 std::vector<int> GridState::committed_tokens() const {

@@ -28,6 +28,11 @@ struct CellInfo {
   float pooled_gain = -1;    // LANTERN: the share of p̃ that pooling added, (p̃ − p) / p̃, at the latest verification; -1 when none
   int frontier_step = -1;    // SSD: the step of the latest drafting frontier that held the cell
   Cell drafted_from{-1, -1};  // SSD: the cell whose feature the head that drafted this one read; row -1 when none
+  int upsampled_step = -1;    // MuLo-SD: the step whose up-sampled block held the cell
+  bool rejected_seed = false;  // MuLo-SD: rejected by the pooled test (a seed of the local region)
+  bool expanded = false;       // MuLo-SD: reopened by a seed's neighbourhood (seeds included)
+  int island = -1;             // MuLo-SD: its island's id within its block; -1 when none
+  int resample_pass = -1;      // MuLo-SD: the pass that redrew it (islands side by side: its position in the island)
 };
 
 class GridState {
@@ -44,10 +49,19 @@ class GridState {
   int last_step() const { return last_step_; }
   int frontier_step() const { return frontier_step_; }  // the latest Frontier event's step, -1 before any
   std::vector<int> committed_tokens() const;  // raster order, -1 where not committed
+  // MuLo-SD's low-resolution grid: the drafter's tokens (drafted rows, then the committed rows shrunk back),
+  // raster order, -1 where unknown; empty for other methods.
+  int low_res_rows() const { return low_res_rows_; }
+  int low_res_cols() const { return low_res_cols_; }
+  const std::vector<int>& low_res_tokens() const { return low_res_tokens_; }
+  int low_res_draft_step() const { return low_res_draft_step_; }  // the latest low-res draft's step, -1 before any
+  int low_res_first_drafted() const { return low_res_first_drafted_; }  // its first raster, -1 before any
+  int upsampled_step() const { return upsampled_step_; }  // the latest up-sampled block's step, -1 before any
 
  private:
   int index(int row, int col) const { return row * cols_ + col; }
   CellInfo* cell(const Cell& c);
+  void apply_low_res(const Draft& e);
 
   int rows_ = 0;
   int cols_ = 0;
@@ -55,6 +69,12 @@ class GridState {
   int last_step_ = -1;
   int frontier_step_ = -1;
   std::vector<CellInfo> cells_;
+  int low_res_rows_ = 0;
+  int low_res_cols_ = 0;
+  std::vector<int> low_res_tokens_;
+  int low_res_draft_step_ = -1;
+  int low_res_first_drafted_ = -1;
+  int upsampled_step_ = -1;
 };
 
 }  // namespace speculum

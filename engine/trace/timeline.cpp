@@ -95,9 +95,14 @@ void explain_decisions(std::ostringstream& out, const Verify& e) {
     if (d == Decision::StrictAccept) continue;
     const bool lisa = i < e.soft_delta.size() && e.soft_delta[i] >= 0;
     const bool pooled = i < e.pooled_p.size();
-    out << " At " << cell_list({e.cells[i]}) << ", token " << e.tokens[i] << " (target p " << e.p_of_token[i] << ", u "
-        << e.u[i] << ")";
-    if (d == Decision::SoftAccept && pooled) {
+    out << " At " << cell_list({e.cells[i]}) << ", token " << e.tokens[i] << " (target p " << e.p_of_token[i];
+    if (i < e.u.size()) out << ", u " << e.u[i];
+    out << ")";
+    if (e.u.empty() && pooled) {  // MuLo-SD: a threshold on the pooled probability, no random test
+      out << (d == Decision::SoftAccept ? " reached τ only with its nearest codes' probability pooled in (p̃ "
+                                        : " stayed below τ even with its nearest codes pooled in (p̃ ")
+          << e.pooled_p[i] << (d == Decision::SoftAccept ? ")." : "): a rejected seed.");
+    } else if (d == Decision::SoftAccept && pooled) {
       out << " was accepted only because its codebook neighbours' mass was pooled onto it (p\u0303 " << e.pooled_p[i] << ").";
     } else if (d == Decision::SoftAccept && lisa) {
       out << " failed the exact test but was accepted softly: it lies close to the target's favourite code (whitened distance "
@@ -122,7 +127,13 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
   std::ostringstream out;
   out << std::setprecision(3);
   out << "Step " << step_index + 1 << " of " << step_count << ".";
+  std::size_t islands = 0, largest_island = 0;  // MuLo-SD's islands, told once they are all known
   for (const Event& event : step_events) {
+    if (islands > 0 && !std::holds_alternative<Region>(event) && largest_island > 0) {
+      out << " They form " << plural(islands, "8-connected island") << " (the largest " << plural(largest_island, "cell")
+          << "), each redrawn from the target cell by cell in raster order.";
+      largest_island = 0;  // told
+    }
     std::visit(
         [&](const auto& e) {
           using T = std::decay_t<decltype(e)>;
@@ -139,6 +150,15 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
                   << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << " from the committed cell"
                   << (e.source[0] == 'v' ? "s " + delta + (delta == "1" ? " row above." : " rows above.")
                                          : " " + delta + " to the left.");
+            } else if (e.source == "low_res") {
+              out << " MuLo-SD's low-resolution drafter drew " << plural(e.cells.size(), "token") << ", one after another, at "
+                  << cell_list(e.cells) << " of its own smaller grid (the inset).";
+            } else if (e.source == "upsampler") {
+              out << " The pixel up-sampler (decode, enlarge, encode again) turned them into " << plural(e.cells.size(), "token")
+                  << " of the full grid at " << cell_list(e.cells) << ".";
+            } else if (e.source == "low_res_prefix") {
+              out << " The committed rows, shrunk and encoded again, replaced the drafted low-resolution row in the drafter's "
+                     "prefix (its cache rolled back).";
             } else {
               out << " The drafter (" << e.source << ") proposed " << plural(e.cells.size(), "token") << " at "
                   << cell_list(e.cells) << ".";
@@ -150,16 +170,29 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
             const auto strict = std::count(e.decisions.begin(), e.decisions.end(), Decision::StrictAccept);
             const auto soft = std::count(e.decisions.begin(), e.decisions.end(), Decision::SoftAccept);
             const auto rejected = std::count(e.decisions.begin(), e.decisions.end(), Decision::Reject);
-            out << " One target pass verified them: " << strict << " accepted (u < p/q)";
-            if (soft > 0) out << ", " << soft << " accepted by the relaxed test";
-            out << ", " << rejected << " rejected.";
+            if (e.u.empty() && !e.pooled_p.empty()) {
+              out << " One target pass scored them all: " << strict << " accepted on their own probability (≥ τ), " << soft
+                  << " by pooling their nearest codes' probability, " << rejected << " rejected.";
+            } else {
+              out << " One target pass verified them: " << strict << " accepted (u < p/q)";
+              if (soft > 0) out << ", " << soft << " accepted by the relaxed test";
+              out << ", " << rejected << " rejected.";
+            }
             explain_decisions(out, e);
           } else if constexpr (std::is_same_v<T, Resample>) {
-            out << " " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << " were drawn again from the "
-                << e.dist << " distribution.";
+            if (islands > 0) out << " Resampling pass " << e.round + 1 << ":";
+            out << " " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << (e.cells.size() == 1 ? " was" : " were")
+                << " drawn again from the " << e.dist << " distribution.";
           } else if constexpr (std::is_same_v<T, Region>) {
-            out << " A " << e.kind << " region of " << plural(e.cells.size(), "cell") << " (radius " << e.radius
-                << ") is resampled locally.";
+            if (e.kind == "rejected_seed") {
+              out << " The rejected cells are seeds: " << cell_list(e.cells) << ".";
+            } else if (e.kind == "expansion") {
+              out << " Each seed reopens the cells within " << e.radius << " row" << (e.radius == 1 ? "" : "s")
+                  << " and column" << (e.radius == 1 ? "" : "s") << " of it in this block: " << plural(e.cells.size(), "cell") << ".";
+            } else {
+              ++islands;
+              largest_island = std::max(largest_island, e.cells.size());
+            }
           } else if constexpr (std::is_same_v<T, KVRollback>) {
             out << " The KV cache rolled back to " << e.to_len << " entries.";
           } else if constexpr (std::is_same_v<T, Commit>) {

@@ -34,7 +34,8 @@ void from_json(const nlohmann::json& j, Decision& d) {
   throw Error("unknown decision '" + name + "' (allowed: STRICT_ACCEPT, SOFT_ACCEPT, REJECT)");
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunBegin, method, params_json, grid_rows, grid_cols, vocab_size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunBegin, method, params_json, grid_rows, grid_cols, vocab_size,
+                                                low_res_rows, low_res_cols)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBegin, step, phase, fwd_passes_total)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Draft, step, round, source, cells, tokens, q_of_token, tree_parent,
                                    tree_depth)

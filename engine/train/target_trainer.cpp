@@ -158,7 +158,20 @@ TensorMap initial_weights(const std::vector<TensorSpec>& specs, std::uint64_t se
   return weights;
 }
 
-// Overwrites the tensors of `weights` that the run `run_dir`'s checkpoint also has; returns how many.
+// A square grid's per-cell table [side², dim] resampled to `cells` rows (another square grid): area
+// averaging down, nearest neighbour up. So a model initialised at another grid (MuLo-SD's low-resolution
+// drafter from the target) starts with the position of each cell it shares in the image.
+at::Tensor resample_cell_table(const at::Tensor& table, std::int64_t cells) {
+  const auto from = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(table.size(0)))));
+  const auto to = static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(cells))));
+  if (from * from != table.size(0) || to * to != cells) return table;  // not square grids: the shape check reports it
+  const at::Tensor image = table.t().reshape({1, table.size(1), from, from});
+  const at::Tensor resized = to < from ? at::adaptive_avg_pool2d(image, {to, to}) : at::upsample_nearest2d(image, {to, to});
+  return resized.reshape({table.size(1), cells}).t().contiguous();
+}
+
+// Overwrites the tensors of `weights` that the run `run_dir`'s checkpoint also has; returns how many. A
+// cell-position table of another grid is resampled to this one.
 int copy_from_run(TensorMap& weights, const std::string& run_dir) {
   std::string file = checkpoint_dir(run_dir) + "/ema.safetensors";
   if (!std::filesystem::exists(file)) file = checkpoint_dir(run_dir) + "/weights.safetensors";
@@ -169,6 +182,7 @@ int copy_from_run(TensorMap& weights, const std::string& run_dir) {
     if (source.find(name)) shared.push_back({name, t.sizes().vec()});
   int copied = 0;
   for (auto& [name, t] : load_tensors(source, shared, at::kCPU)) {
+    if (name == "pos_embeddings.weight" && t.sizes() != weights[name].sizes()) t = resample_cell_table(t, weights[name].size(0));
     if (t.sizes() != weights[name].sizes())
       throw Error("--init-from '" + file + "': tensor '" + name + "' has shape " + shape_to_string(t.sizes().vec()) +
                   ", this model's is " + shape_to_string(weights[name].sizes().vec()));
