@@ -417,6 +417,19 @@ class TestSpeculative : public QObject {
       const int nfe = text_->generate(p).metrics.nfe;
       QVERIFY(nfe <= expected(true) && nfe >= expected(false));
     }
+    // STAGED(b, i) on blocks of two rows: b rounds, the first row's commit, i rounds, the second row's commit;
+    // rows 1..7 make three two-row blocks and a last one-row block (joint, `rounds`).
+    for (const auto& [b, i] : {std::array{1, 1}, std::array{2, 0}, std::array{1, 3}}) {
+      GenerateParams p;
+      p.prompt = "two green stars";
+      p.seed = 3;
+      p.method = "ssd";
+      p.method_options = {{"horizontal", 5}, {"vertical", 2}, {"rounds", 2}, {"row0_rounds", 1}, {"early_stop", 0},
+                          {"schedule", 1}, {"staged_b", b}, {"staged_i", i}};
+      const GenerateResult staged = text_->generate(p);
+      QCOMPARE(staged.metrics.nfe, 1 + 2 * 2 + 3 * (b + i + 2) + (2 + 1));
+      QCOMPARE(staged.metrics.tokens, 64);
+    }
   }
 
   void lisa_keeps_strict_acceptance_as_its_floor() {

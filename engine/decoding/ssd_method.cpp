@@ -19,7 +19,11 @@ MethodInfo ssd_method_info() {
             kMaxVerticalHeads, true},
            {"rounds", "Verify-and-correct rounds per block of rows (0 = commit the drafts unverified)", 2, 0, 16, true},
            {"row0_rounds", "Verify-and-correct rounds per chunk of row 0", 1, 0, 16, true},
-           {"early_stop", "1 = a round that replaces nothing ends the block's rounds and its pass commits", 1, 0, 1, true}}};
+           {"early_stop", "1 = a round that replaces nothing ends the block's rounds and its pass commits", 1, 0, 1, true},
+           {"schedule", "Blocks of two rows: 0 = joint (rounds over both, one commit), 1 = staged (b rounds, commit the "
+                        "first row, i rounds on the second, commit)", 0, 0, 1, true},
+           {"staged_b", "Staged schedule: rounds over both rows before the first row commits", 1, 1, 16, true},
+           {"staged_i", "Staged schedule: rounds over the second row after that", 1, 0, 16, true}}};
 }
 
 std::unique_ptr<Method> make_ssd_method(const MethodOptions& options, const MethodResources& r) {
@@ -28,7 +32,8 @@ std::unique_ptr<Method> make_ssd_method(const MethodOptions& options, const Meth
   if (!r.ssd_heads)
     throw Error("method 'ssd' needs SSD heads, and bundle '" + r.bundle + "' has none (train them: speculum-cli train ssd-heads --bundle " +
                 r.bundle + " --corpus CORPUS --out RUN --install)");
-  SsdParams p{value("horizontal"), value("vertical"), value("rounds"), value("row0_rounds"), value("early_stop") != 0};
+  SsdParams p{value("horizontal"), value("vertical"),  value("rounds"),   value("row0_rounds"),
+              value("early_stop") != 0, value("schedule") != 0, value("staged_b"), value("staged_i")};
   // Left at its default, a head count is capped by the bundle's heads; asked for, it must fit.
   if (!options.count("horizontal")) p.horizontal = std::min(p.horizontal, r.ssd_heads->heads(SpatialDirection::Horizontal));
   if (!options.count("vertical")) p.vertical = std::min(p.vertical, r.ssd_heads->heads(SpatialDirection::Vertical));
@@ -59,28 +64,68 @@ class BlockRun {
     q_ = s_.distribution(s_.target().head(predicted)).to(at::kCPU).contiguous();
   }
 
-  // Runs `rounds` verify-and-correct passes (fewer with early stop) and the commit; returns the new last raster.
+  // JOINT: `rounds` verify-and-correct passes (fewer with early stop) and the commit; returns the new last raster.
   int run(int rounds, bool early_stop) {
     std::vector<bool> draft(n_, true);
-    for (int round = 0; round < rounds && !s_.cancel_requested(); ++round) {
+    if (verify_rounds(0, rounds, early_stop, draft)) return last_ + n_;
+    return finish(rounds, draft);
+  }
+
+  // STAGED(b, i) [paper, Fig. 8]: b rounds over the whole block, a pass that commits its first `first_cells`
+  // (its first row), then i rounds over the rest and their commit. The rest continues the same rule: only
+  // the cells after the latest replacement are redrawn and tested again.
+  int run_staged(int b, int i, int first_cells, bool early_stop) {
+    std::vector<bool> draft(n_, true);
+    if (verify_rounds(0, b, early_stop, draft)) return last_ + n_;
+    commit_first(first_cells);
+    draft.erase(draft.begin(), draft.begin() + first_cells);
+    if (verify_rounds(b, i, early_stop, draft)) return last_ + n_;
+    return finish(b + i, draft);
+  }
+
+ private:
+  // Rounds first .. first + count - 1; true when one replaced nothing under early stop and its pass committed.
+  bool verify_rounds(int first, int count, bool early_stop, std::vector<bool>& draft) {
+    for (int round = first; round < first + count && !s_.cancel_requested(); ++round) {
       s_.begin_step("verify");
       draw(round, draft);
       const ForwardOutput out = s_.forward(input(early_stop));
       const at::Tensor p = s_.distribution(out.logits).to(at::kCPU).contiguous();
       const int first_replaced = verify(round, p, draft);
-      if (first_replaced < 0 && early_stop) return commit(out, p);  // this pass read the final block
+      if (first_replaced < 0 && early_stop) {  // this pass read the final block
+        commit(out, p);
+        return true;
+      }
       s_.cache().truncate(kv_begin_);
       s_.emit(KVRollback{s_.step(), s_.cache().length()});
       s_.end_step(accept_rate_);
-      for (int i = 0; i < n_; ++i) draft[i] = first_replaced >= 0 && i > first_replaced;
+      for (int k = 0; k < n_; ++k) draft[k] = first_replaced >= 0 && k > first_replaced;
     }
+    return false;
+  }
+
+  // The commit pass after `rounds_done` rounds (with none, the drafts go in unverified).
+  int finish(int rounds_done, const std::vector<bool>& draft) {
     s_.begin_step("commit");
-    draw(rounds, rounds == 0 ? draft : std::vector<bool>(n_, false));
+    draw(rounds_done, rounds_done == 0 ? draft : std::vector<bool>(n_, false));
     const ForwardOutput out = s_.forward(input(true));
     return commit(out, s_.distribution(out.logits).to(at::kCPU).contiguous());
   }
 
- private:
+  // Commits the first `count` cells in a pass of their own; the block becomes the cells after them.
+  void commit_first(int count) {
+    s_.begin_step("commit");
+    const int rest = n_ - count;
+    n_ = count;
+    const ForwardOutput out = s_.forward(input(true));
+    commit(out, s_.distribution(out.logits).to(at::kCPU).contiguous());
+    last_ += count;
+    n_ = rest;
+    tokens_.erase(tokens_.begin(), tokens_.begin() + count);
+    source_of_.erase(source_of_.begin(), source_of_.begin() + count);
+    q_ = q_.narrow(0, count, rest).contiguous();
+  }
+
   int raster(int i) const { return last_ + 1 + i; }
 
   // Draws the marked cells from their q (the first time: the frontier) and emits them, head by head.
@@ -108,7 +153,7 @@ class BlockRun {
   ForwardInput input(bool want_hidden) {
     ForwardInput in;
     std::vector<std::int64_t> tokens = {s_.tokens()[last_]};
-    tokens.insert(tokens.end(), tokens_.begin(), tokens_.end() - 1);
+    tokens.insert(tokens.end(), tokens_.begin(), tokens_.begin() + n_ - 1);
     in.tokens = at::tensor(tokens, at::kLong);
     for (int j = 0; j < n_; ++j) in.positions.push_back(s_.position_of(last_ + j));
     in.want_hidden = want_hidden;
@@ -159,7 +204,7 @@ class BlockRun {
       rasters.push_back(raster(i));
       probabilities.push_back(p[i][tokens_[i]].item<float>());
     }
-    s_.commit(rasters, tokens_, probabilities, kv_begin_, kv_begin_ + n_);
+    s_.commit(rasters, std::vector<int>(tokens_.begin(), tokens_.begin() + n_), probabilities, kv_begin_, kv_begin_ + n_);
     features_.narrow(1, last_ + 1, n_).copy_(out.hidden);  // output j is the feature of raster last + 1 + j
     s_.end_step(accept_rate_);
     return last_ + n_;
@@ -214,7 +259,8 @@ void SsdMethod::run(DecodeSession& s) {
       source_of.insert(source_of.end(), cols, delta - 1);
     }
     BlockRun block(s, features, last, at::cat(predicted, 1), sources, source_of);
-    last = block.run(params_.rounds, params_.early_stop);
+    last = params_.staged && block_rows > 1 ? block.run_staged(params_.staged_b, params_.staged_i, cols, params_.early_stop)
+                                            : block.run(params_.rounds, params_.early_stop);
   }
 }
 

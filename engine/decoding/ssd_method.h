@@ -7,7 +7,8 @@
 // read; with early_stop, a round that replaces nothing is itself the commit. Steps per vertical block: at
 // most rounds + 1 (exactly that without early_stop). Exact once the rounds outnumber a block's cells (in
 // practice: once a round replaces nothing); lossy when rounds run out first; rounds = 0 commits the drafts
-// unverified.
+// unverified. With `vertical` = 2, STAGED(b, i) commits a block's first row after b rounds and gives the second
+// i more rounds: b + i + 2 steps per block at most.
 #pragma once
 
 #include "decoding/method.h"
@@ -23,6 +24,9 @@ struct SsdParams {
   int rounds = 2;      // verify-and-correct rounds per vertical block
   int row0_rounds = 1;
   bool early_stop = true;
+  bool staged = false;  // blocks of two rows: STAGED(b, i) instead of JOINT (a one-row block is always joint)
+  int staged_b = 1;
+  int staged_i = 1;
 };
 
 class SsdMethod final : public Method {
