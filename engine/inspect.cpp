@@ -5,6 +5,8 @@
 
 #include "io/bundle.h"
 #include "io/safetensors.h"
+#include "models/drafter.h"
+#include "models/spatial_heads.h"
 #include "speculum.h"
 
 namespace speculum {
@@ -39,8 +41,11 @@ InspectReport inspect(const std::string& path) {
     report.manifest_json = text.str();
   }
   const BundleManifest m = read_manifest(path);
-  const std::pair<std::string, std::vector<TensorSpec>> parts[] = {
+  std::vector<std::pair<std::string, std::vector<TensorSpec>>> parts = {
       {m.target_path(), gpt_tensor_specs(m.target)}, {m.tokenizer_path(), vq_tensor_specs(m.tokenizer)}};
+  for (const auto& [name, entry] : m.drafters) parts.push_back({m.drafter_path(name), drafter_tensor_specs(m.target)});
+  if (const auto& h = m.ssd_heads) parts.push_back({m.ssd_heads_path(), spatial_heads_tensor_specs(m.target, h->horizontal, h->vertical)});
+  if (m.low_res_drafter) parts.push_back({m.low_res_drafter_path(), gpt_tensor_specs(m.low_res_config())});
   for (const auto& [file, specs] : parts) {
     try {
       report.files.push_back(summarize(file));

@@ -229,6 +229,12 @@ class TestMainWindow : public QObject {
     QCOMPARE(ui::CanvasWidget::describe_cell(grid, 0, 1),
              QString("row 0, col 1 · committed · token 7 · p 0.500 · q 0.250 · committed at step 1 · accepted 1/1"));
     QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 0), QString("row 1, col 0 · empty · p — · q —"));
+    // MuLo-SD: a rejected seed in island 0, redrawn in the second pass.
+    grid.apply(Region{1, "rejected_seed", -1, 0, {{1, 1}}});
+    grid.apply(Region{1, "island", 0, 1, {{1, 1}}});
+    grid.apply(Resample{2, 1, "target", {{1, 1}}, {3}, {4}, {0.5f}});
+    QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 1),
+             QString("row 1, col 1 · resampled · token 4 · p 0.500 · q — · step 3 · rejected seed · island 0, redrawn in pass 2"));
     ui::CanvasWidget canvas;
     canvas.resize(216, 216);  // image square: 200 px from (8, 8)
     canvas.set_grid(grid);

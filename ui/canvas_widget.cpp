@@ -65,6 +65,10 @@ QString CanvasWidget::describe_cell(const GridState& grid, int row, int col) {
   if (cell.commit_step >= 0) text += QString(" · committed at step %1").arg(cell.commit_step + 1);
   else if (cell.last_step >= 0) text += QString(" · step %1").arg(cell.last_step + 1);
   if (cell.times_verified > 0) text += QString(" · accepted %1/%2").arg(cell.times_accepted).arg(cell.times_verified);
+  if (cell.rejected_seed) text += " · rejected seed";
+  else if (cell.expanded) text += " · reopened by a seed's neighbourhood";
+  if (cell.island >= 0) text += QString(" · island %1").arg(cell.island);
+  if (cell.resample_pass >= 0) text += QString(", redrawn in pass %1").arg(cell.resample_pass + 1);
   return text;
 }
 
