@@ -13,7 +13,7 @@ BUILD_DIR=build-engine SPECULUM_CMAKE_ARGS=-DSPECULUM_ENGINE_ONLY=ON bash script
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 committed() { grep '"type":"Commit"' "$1" | sed 's/"p_of_token":\[[^]]*\],//'; }  # cells, KV range, step, tokens
-for method in ar lisa; do
+for method in ar lisa mulo; do
   request=(generate --prompt "a red star above a blue circle" --seed 3 --threads 1 --method $method)
   build/bin/speculum-cli "${request[@]}" --trace "$tmp/full.jsonl" --out "$tmp/full.png" >/dev/null
   build-engine/bin/speculum-cli "${request[@]}" --trace "$tmp/engine.jsonl" --out "$tmp/engine.ppm" >/dev/null
@@ -21,4 +21,4 @@ for method in ar lisa; do
     { echo "engine-only build: $method decodes other tokens than the full build"; exit 1; }
   [ "$(head -c 2 "$tmp/engine.ppm")" = P6 ] || { echo "engine-only build: no PPM image"; exit 1; }
 done
-echo "engine-only build: same tokens as the full build (ar, lisa)"
+echo "engine-only build: same tokens as the full build (ar, lisa, mulo)"

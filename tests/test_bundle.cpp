@@ -222,7 +222,9 @@ class TestBundle : public QObject {
     const std::string dir = fresh_bundle();
     InspectReport report = inspect(dir);
     QVERIFY(report.problems.empty());
-    QCOMPARE(report.files.size(), std::size_t(2));
+    // Target, tokenizer, then every other weight file the manifest names: two drafters, SSD's heads, MuLo-SD's drafter.
+    QCOMPARE(report.files.size(), std::size_t(6));
+    QVERIFY(report.files.back().path.ends_with("low-res-drafter.safetensors"));
     QVERIFY(report.manifest_json.find("speculum-bundle/1") != std::string::npos);
     std::int64_t target_params = 0;
     for (const auto& t : report.files[0].tensors) {
@@ -232,6 +234,10 @@ class TestBundle : public QObject {
     }
     QCOMPARE(report.files[0].parameters, target_params);
     QCOMPARE(target_params, Engine::load(params_for(dir))->info().target_parameters);
+    std::filesystem::remove(dir + "/ssd-heads.safetensors");
+    report = inspect(dir);
+    QCOMPARE(report.problems.size(), std::size_t(1));
+    QVERIFY2(report.problems[0].find("ssd-heads.safetensors") != std::string::npos, report.problems[0].c_str());
   }
 };
 

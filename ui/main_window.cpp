@@ -2,6 +2,7 @@
 
 #include "draft_tree_panel.h"
 
+#include <algorithm>
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
@@ -261,6 +262,16 @@ void MainWindow::set_prompt(const QString& prompt) {
 }
 
 void MainWindow::set_seed(int seed) { request_->set_seed(seed); }
+
+bool MainWindow::set_method(const QString& method) {
+  const auto& methods = engine_->info().methods;
+  if (std::find(methods.begin(), methods.end(), method.toStdString()) == methods.end()) return false;
+  GenerateParams p = request_->request();
+  p.method = method.toStdString();
+  p.method_options.clear();
+  request_->apply(p);
+  return true;
+}
 
 void MainWindow::start_generation() {
   if (running_ || !request_->valid()) return;

@@ -42,6 +42,7 @@ class MainWindow : public QMainWindow {
 
   void set_prompt(const QString& prompt);
   void set_seed(int seed);
+  bool set_method(const QString& method);  // false when this bundle cannot run it
   void start_generation();
   void stop_generation();
   void run_comparison();  // shows the Compare tab and runs its panes

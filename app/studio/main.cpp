@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption device("device", "auto, cpu or cuda.", "device", "auto");
   const QCommandLineOption prompt("prompt", "Initial prompt.", "text");
   const QCommandLineOption seed("seed", "Initial seed.", "n", "0");
+  const QCommandLineOption method("method", "Initial decoding method (one the bundle can run).", "name");
   const QCommandLineOption generate("generate", "Start generating right away.");
   const QCommandLineOption quit_after("quit-after", "Quit after this many milliseconds (scripted screenshots).", "ms");
   const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
   const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res.", "list");
-  cli.addOptions({bundle, device, prompt, seed, generate, open, step, compare, theme, layers, quit_after});
+  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after});
   cli.process(app);
 
   speculum::EngineParams params;
@@ -51,6 +52,10 @@ int main(int argc, char** argv) {
   speculum::ui::MainWindow window(std::move(engine));
   if (cli.isSet(prompt)) window.set_prompt(cli.value(prompt));
   window.set_seed(cli.value(seed).toInt());
+  if (cli.isSet(method) && !window.set_method(cli.value(method))) {
+    QMessageBox::critical(nullptr, "Speculum", QString("This bundle cannot run the method '%1'.").arg(cli.value(method)));
+    return 1;
+  }
   window.show();
   if (cli.isSet(theme)) window.apply_theme(cli.value(theme));
   if (cli.isSet(layers)) window.set_layers(cli.value(layers).split(','));
