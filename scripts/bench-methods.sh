@@ -29,10 +29,10 @@ for opts in "rounds=0" "rounds=1" "rounds=2" "vertical=2" "rounds=2 early_stop=0
   $CLI bench --methods ssd --seeds 16 --threads "$THREADS" "${args[@]}" | tee "$OUT/ssd-${opts// /-}.txt"
 done
 # MuLo-SD's threshold, expansion and resampling order (docs/methods.md), 16 seeds each against ar in its own run.
-for opts in "tau=0.01" "tau=0.05" "tau=0.2" "radius=0" "parallel=0" "neighbours=50"; do
+for opts in "tau=0.05" "tau=0.2" "radius=0" "parallel=0" "neighbours=50" "rows_per_cycle=2"; do
   $CLI bench --methods mulo --seeds 16 --threads "$THREADS" --opt "mulo.$opts" | tee "$OUT/mulo-${opts}.txt"
 done
-for tau in 0.05 0.01; do
+for tau in 0.01 0.05 0; do
   [ -f "$OUT/eval-mulo-t$tau.csv" ] || $CLI eval --prompts "$PROMPTS" --method mulo --opt tau=$tau --threads "$THREADS" \
     --csv "$OUT/eval-mulo-t$tau.csv" | tee "$OUT/eval-mulo-t$tau.txt"
 done
@@ -45,7 +45,7 @@ for rounds in 0 1 2 4; do
     --csv "$OUT/eval-ssd-r$rounds.csv" | tee "$OUT/eval-ssd-r$rounds.txt"
   $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-ssd-r$rounds.csv" | tee "$OUT/compare-ssd-r$rounds.txt" || true
 done
-for tau in 0.05 0.01; do
+for tau in 0.01 0.05 0; do
   $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-mulo-t$tau.csv" | tee "$OUT/compare-mulo-t$tau.txt" || true
 done
 for method in lantern lisa; do

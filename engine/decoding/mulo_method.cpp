@@ -16,7 +16,7 @@ MethodInfo mulo_method_info() {
           "into full-resolution rows verified in one pass by pooled probability; rejected cells and their neighbourhood "
           "are resampled from the target as islands (lossy).",
           {{"tau", "τ: accept a cell when the target's probability of its token plus its k nearest codes reaches this (ours)",
-            0.05, 0, 1, false},
+            0.01, 0, 1, false},
            {"neighbours", "k: nearest codes pooled with the drafted token (0 = the token alone)", 20, 0, 1000, true},
            {"radius", "l: a rejected cell reopens the cells within l rows and columns of it in its block", 1, 0, 8, true},
            {"rows_per_cycle", "Low-resolution rows drafted per cycle (each becomes r full-resolution rows)", 1, 1, 64, true},
