@@ -23,7 +23,8 @@ $CLI bench --methods lisa,lantern --seeds 16 --threads "$THREADS" --opt lisa.sof
 $CLI bench --methods lisa --seeds 16 --threads "$THREADS" --opt lisa.depth=10 --opt lisa.top_k=1 --opt lisa.total_tokens=10 |
   tee "$OUT/ablation-3.txt"
 # SSD's rounds and rows per block (docs/methods.md), 16 seeds each against ar in its own run.
-for opts in "rounds=0" "rounds=1" "rounds=2" "vertical=2" "rounds=2 early_stop=0" "vertical=2 schedule=1"; do
+for opts in "rounds=0" "rounds=1" "rounds=2" "rounds=4" "vertical=2" "rounds=2 early_stop=0" "vertical=2 schedule=1" \
+  "vertical=2 schedule=1 staged_b=2 staged_i=2"; do
   args=()
   for o in $opts; do args+=(--opt "ssd.$o"); done
   $CLI bench --methods ssd --seeds 16 --threads "$THREADS" "${args[@]}" | tee "$OUT/ssd-${opts// /-}.txt"
@@ -48,6 +49,9 @@ done
 for tau in 0.01 0.05 0; do
   $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-mulo-t$tau.csv" | tee "$OUT/compare-mulo-t$tau.txt" || true
 done
+[ -f "$OUT/eval-ssd-staged.csv" ] || $CLI eval --prompts "$PROMPTS" --method ssd --opt vertical=2 --opt schedule=1 \
+  --threads "$THREADS" --csv "$OUT/eval-ssd-staged.csv" | tee "$OUT/eval-ssd-staged.txt"
+$CLI compare "$OUT/eval-ar.csv" "$OUT/eval-ssd-staged.csv" | tee "$OUT/compare-ssd-staged.txt" || true
 for method in lantern lisa; do
   $CLI compare "$OUT/eval-ar.csv" "$OUT/eval-$method.csv" | tee "$OUT/compare-$method.txt" || true  # exit 2: outside tolerance
 done
