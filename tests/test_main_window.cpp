@@ -60,6 +60,25 @@ class TestMainWindow : public QObject {
     QCOMPARE(w->timeline_bar()->step_count(), 256);
   }
 
+  // MuLo-SD's inset is decoded only while its layer shows, and appears when the layer is switched on later.
+  void low_res_inset_follows_its_layer() {
+    auto w = window();
+    w->set_prompt("a red circle above a blue square");
+    w->request_panel()->apply([&] {
+      GenerateParams p = w->request_panel()->request();
+      p.method = "mulo";
+      return p;
+    }());
+    generate(*w);
+    QVERIFY(w->canvas()->low_res_image().isNull());  // the layer is off by default
+    w->set_layers({"token_state", "low_res"});
+    QCOMPARE(w->canvas()->low_res_image().size(), QSize(32, 32));  // the 8x8 grid's picture
+    w->timeline_bar()->set_position(3);
+    QVERIFY(!w->canvas()->low_res_image().isNull());
+    w->set_layers({"token_state"});
+    QVERIFY(w->canvas()->low_res_image().isNull());
+  }
+
   void replaying_a_saved_trace_reproduces_the_image_bit_for_bit() {
     auto w = window();
     w->set_prompt("two green stars on a striped beige background");

@@ -23,6 +23,7 @@ class CanvasWidget : public QWidget {
   const vis::FrameStyle& style() const { return style_; }
   const GridState& grid() const { return grid_; }
   const QImage& image() const { return image_; }
+  const QImage& low_res_image() const { return low_res_image_; }
   void reset_view();
 
   // The cell under a widget position, if any.

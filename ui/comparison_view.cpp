@@ -127,7 +127,10 @@ void ComparisonView::set_pane_count(int count) {
 
 void ComparisonView::set_frame_style(const vis::FrameStyle& style) {
   style_ = style;
-  for (Pane& pane : panes_) pane.canvas->set_style(style);
+  for (Pane& pane : panes_) {
+    pane.canvas->set_style(style);
+    pane.canvas->set_low_res_image(low_res_preview_image(engine_, pane.canvas->grid(), style));
+  }
 }
 
 void ComparisonView::run_all() {
@@ -217,7 +220,7 @@ void ComparisonView::show_position(int steps) {
     } else {
       panes_[i].canvas->set_image(preview_image(engine_, grid));
     }
-    panes_[i].canvas->set_low_res_image(style.layers.count(vis::Layer::LowRes) ? low_res_preview_image(engine_, grid) : QImage());
+    panes_[i].canvas->set_low_res_image(low_res_preview_image(engine_, grid, style));
   }
 }
 

@@ -17,9 +17,9 @@ QImage preview_image(const Engine& engine, const GridState& grid) {
   }
 }
 
-QImage low_res_preview_image(const Engine& engine, const GridState& grid) {
+QImage low_res_preview_image(const Engine& engine, const GridState& grid, const vis::FrameStyle& style) {
   const auto& tokens = grid.low_res_tokens();
-  if (grid.low_res_rows() != engine.info().low_res_rows || grid.low_res_cols() != engine.info().low_res_cols ||
+  if (!style.layers.count(vis::Layer::LowRes) || grid.low_res_rows() != engine.info().low_res_rows || grid.low_res_cols() != engine.info().low_res_cols ||
       std::none_of(tokens.begin(), tokens.end(), [](int t) { return t >= 0; }))
     return {};
   try {

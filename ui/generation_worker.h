@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "speculum.h"
+#include "frame_composer.h"
 #include "trace/grid_state.h"
 
 namespace speculum::ui {
@@ -40,8 +41,9 @@ class GenerationWorker : public QObject {
 QImage to_qimage(const Image& image);
 // The picture of a (partial) grid: its committed tokens decoded, open cells with the neutral token.
 QImage preview_image(const Engine& engine, const GridState& grid);
-// MuLo-SD's low-resolution grid as a picture; null when the run has none (or it is from another model).
-QImage low_res_preview_image(const Engine& engine, const GridState& grid);
+// MuLo-SD's low-resolution grid as a picture for the LowRes layer's inset; null when `style` does not show that
+// layer (no decode then), or the run has no such grid (or is from another model).
+QImage low_res_preview_image(const Engine& engine, const GridState& grid, const vis::FrameStyle& style);
 
 // The picture of a live run's grid, decoded on the UI thread at most every 100 ms and only when cells
 // were committed since the last decode (a decode costs a few milliseconds).

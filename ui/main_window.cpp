@@ -331,7 +331,7 @@ void MainWindow::show_position(int steps) {
   if (at_end && !running_ && !final_image_.isNull()) canvas_->set_image(final_image_);
   else if (at_end && running_) canvas_->set_image(live_preview_.image_for(*engine_, grid));
   else canvas_->set_image(preview_image(*engine_, grid));
-  canvas_->set_low_res_image(style.layers.count(vis::Layer::LowRes) ? low_res_preview_image(*engine_, grid) : QImage());
+  canvas_->set_low_res_image(low_res_preview_image(*engine_, grid, style));
   metrics_->show_timeline(timeline_, steps);
   update_run_status();
   draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
@@ -367,6 +367,7 @@ void MainWindow::update_style() {
     if (action->isChecked()) style.layers.insert(layer);
   style.smooth = smooth_action_->isChecked();
   canvas_->set_style(style);
+  canvas_->set_low_res_image(low_res_preview_image(*engine_, canvas_->grid(), style));  // the inset appears on toggle
   comparison_->set_frame_style(style);
   update_legend();
 }
@@ -489,7 +490,7 @@ bool MainWindow::export_animation(const QString& path) {
   for (int steps = 1; steps <= count; steps += stride) {
     const GridState grid = timeline_.state_after(steps);
     const QImage image = steps == count && !final_image_.isNull() ? final_image_ : preview_image(*engine_, grid);
-    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style, low_res_preview_image(*engine_, grid)));
+    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style, low_res_preview_image(*engine_, grid, style)));
   }
   if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
   frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping
