@@ -124,6 +124,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.bundle_dir = m.dir;
   info.device = impl->device.str();
   info.text_conditioned = g.condition == ConditionKind::Text;
+  info.cfg_available = info.text_conditioned || g.class_null_row;
   info.sampling = m.sampling;
   for (const MethodInfo& method : method_catalog()) {
     try {
@@ -265,6 +266,9 @@ std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<
 GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   params.sampling.validate();
+  if (params.sampling.uses_cfg() && !impl_->info.cfg_available)
+    throw Error("CFG is unavailable for bundle '" + impl_->info.name + "': its class table has no null row (the model was "
+                "trained without class dropout), so there is no unconditional branch; use cfg 1");
   const auto method = make_method(params.method, params.method_options, impl_->resources);
   c10::InferenceMode inference;
   const int rows = params.sampling.uses_cfg() ? 2 : 1;

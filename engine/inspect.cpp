@@ -50,7 +50,7 @@ InspectReport inspect(const std::string& path) {
     try {
       report.files.push_back(summarize(file));
       for (const auto& extra : check_weights(file, specs).unexpected)
-        report.problems.push_back(file + ": unused tensor '" + extra + "'");
+        report.ignored.push_back(file + ": tensor '" + extra + "' is not used by the engine (ignored)");
     } catch (const Error& e) {
       report.problems.push_back(e.what());
     }

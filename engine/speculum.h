@@ -100,6 +100,7 @@ struct ModelInfo {
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
+  bool cfg_available = true;   // false for a class table without a null row: only cfg 1 runs
   std::vector<std::string> methods;  // the methods this bundle can run (those needing a drafter it lacks are left out)
 };
 
@@ -152,6 +153,23 @@ struct RandomBundleParams {
 };
 void create_random_bundle(const RandomBundleParams& params);
 
+// Converts LlamaGen's class-conditional checkpoints (torch.save `.pt` files, read without Python and
+// without executing them) into a bundle folder, written atomically. Throws Error naming the file, tensor or
+// key at fault; `report` lines say what was inferred from where and what was left out.
+struct ConvertParams {
+  std::string gpt_path;   // e.g. c2i_B_256.pt
+  std::string vq_path;    // e.g. vq_ds16_c2i.pt
+  std::string out_dir;    // must not exist yet
+  std::string name;       // bundle name; empty: "llamagen-" + the GPT file's stem
+  std::string state_key;  // the checkpoint entry holding the weights ("model", "ema", ...); empty: automatic
+  std::vector<std::pair<std::string, std::string>> overrides;  // key=value, see llamagen_override_keys()
+};
+struct ConvertReport {
+  std::string out_dir;
+  std::vector<std::string> lines;
+};
+ConvertReport convert_llamagen(const ConvertParams& params);
+
 // What `speculum-cli inspect` prints: a bundle folder or a single safetensors file.
 struct TensorSummary {
   std::string name;
@@ -170,6 +188,7 @@ struct InspectReport {
   std::string manifest_json;  // empty for a lone safetensors file
   std::vector<FileSummary> files;
   std::vector<std::string> problems;  // validation findings; empty when the bundle loads
+  std::vector<std::string> ignored;   // tensors present that the engine does not use (they load; reported only)
 };
 InspectReport inspect(const std::string& path);
 

@@ -90,7 +90,12 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
   cfg_->setRange(0, 100);
   cfg_->setSingleStep(0.5);
   cfg_->setValue(defaults.cfg_scale);
-  cfg_->setToolTip("Classifier-free guidance: uncond + s·(cond − uncond); 1 turns it off");
+  cfg_->setToolTip("Classifier-free guidance: uncond + s·(cond − uncond) for every s ≥ 0 (0: unconditional); 1 turns it off");
+  if (!info.cfg_available) {
+    cfg_->setValue(1);
+    cfg_->setEnabled(false);
+    cfg_->setToolTip("CFG is unavailable: this model's class table has no null row (trained without class dropout)");
+  }
   form->addRow("CFG", cfg_);
   temperature_ = new QDoubleSpinBox(this);
   temperature_->setRange(0, 100);

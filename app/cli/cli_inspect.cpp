@@ -26,6 +26,7 @@ void add_inspect_command(CLI::App& app) {
             std::cout << "  " << std::left << std::setw(56) << t.name << " " << std::setw(5) << t.dtype << " "
                       << std::setw(18) << shape_to_string(t.shape) << " " << t.bytes << " B\n";
       }
+      for (const auto& note : report.ignored) std::cout << "note: " << note << "\n";
       for (const auto& p : report.problems) std::cout << "problem: " << p << "\n";
       if (!report.problems.empty()) throw Error(std::to_string(report.problems.size()) + " problem(s) found");
     });

@@ -38,6 +38,7 @@ int run_reporting_errors(const std::function<void()>& body);
 void add_generate_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_init_random_command(CLI::App& app);
+void add_convert_command(CLI::App& app);  // convert llamagen
 void add_bench_command(CLI::App& app);
 void add_data_commands(CLI::App& app);  // data shapes, check
 // train target | drafter | samples | fit | bundle; returns `train` for the image-based ones below.

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   speculum::cli::add_generate_command(app);
   speculum::cli::add_inspect_command(app);
   speculum::cli::add_init_random_command(app);
+  speculum::cli::add_convert_command(app);
   speculum::cli::add_bench_command(app);
   CLI::App* train = speculum::cli::add_train_commands(app);
   speculum::cli::add_compare_command(app);

@@ -92,6 +92,7 @@ BundleManifest read_manifest(const std::string& dir) {
     g.condition = ConditionKind::Class;
     m.classes = cond.strings("classes");
     g.num_classes = static_cast<int>(m.classes.size());
+    g.class_null_row = cond.boolean("null_class", true);
     g.cls_token_num = 1;
   } else if (kind == "text") {
     g.condition = ConditionKind::Text;
@@ -206,7 +207,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
   if (const auto& d = m.low_res_drafter) doc["low_res_drafter"] = {{"weights", d->weights}, {"grid", {d->grid_rows, d->grid_cols}}};
   write_sampling_fields(m.sampling, doc["sampling"]);
   if (g.condition == ConditionKind::Class) {
-    doc["condition"] = {{"kind", "class"}, {"classes", m.classes}};
+    doc["condition"] = {{"kind", "class"}, {"classes", m.classes}, {"null_class", g.class_null_row}};
   } else {
     doc["condition"] = {{"kind", "text"}, {"vocab", m.text_vocab}, {"max_words", g.cls_token_num}};
     doc["target"]["caption_dim"] = g.caption_dim;

@@ -36,7 +36,7 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& c) {
   const std::int64_t d = c.dim, f = c.ffn_hidden();
   std::vector<TensorSpec> specs;
   if (c.condition == ConditionKind::Class) {
-    specs.push_back({"cls_embedding.embedding_table.weight", {c.num_classes + 1, d}});
+    specs.push_back({"cls_embedding.embedding_table.weight", {c.num_classes + (c.class_null_row ? 1 : 0), d}});
   } else {
     specs.push_back({"text_encoder.word_embeddings.weight", {c.text_vocab_size, c.caption_dim}});
     specs.push_back({"cls_embedding.cap_proj.fc1.weight", {d, c.caption_dim}});

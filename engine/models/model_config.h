@@ -32,6 +32,8 @@ struct GptConfig {
   double norm_eps = 1e-5;
   ConditionKind condition = ConditionKind::Class;
   int num_classes = 10;     // class conditioning
+  bool class_null_row = true;  // class conditioning: row num_classes is the CFG null class (trained with class
+                               // dropout, as LlamaGen); without it the model has no unconditional branch
   int cls_token_num = 1;    // prefix length: 1 for classes, max caption words for text
   int caption_dim = 64;     // text conditioning: width of the word features
   int text_vocab_size = 0;  // text conditioning: rows of `text_encoder.word_embeddings.weight`

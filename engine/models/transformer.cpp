@@ -164,6 +164,8 @@ ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
   if (config_.condition != ConditionKind::Class) throw Error("this model is text-conditioned, not class-conditioned");
   if (class_id < 0 || class_id >= config_.num_classes)
     throw Error("class " + std::to_string(class_id) + " is outside [0, " + std::to_string(config_.num_classes) + ")");
+  if (rows > 1 && !config_.class_null_row)
+    throw Error("CFG is unavailable: this model's class table has no null row (it was trained without class dropout); use cfg 1");
   std::vector<std::int64_t> ids = {class_id, config_.num_classes};  // row 1: the CFG null class
   ids.resize(rows);
   const at::Tensor table = weight(weights_, "cls_embedding.embedding_table.weight");
