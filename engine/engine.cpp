@@ -97,6 +97,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   impl->vocabulary = TextVocabulary(m.text_vocab);
   MethodResources& resources = impl->resources;
   resources.bundle = m.dir;
+  resources.class_conditioned = m.target.condition == ConditionKind::Class;
   for (const auto& [name, entry] : m.drafters) {
     impl->drafters[name] = std::make_unique<Drafter>(
         *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target), impl->device, log));

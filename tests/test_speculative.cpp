@@ -591,7 +591,7 @@ class TestSpeculative : public QObject {
     EXPECT_ERROR(engine->generate(p), "needs the 'lisa' drafter");
     p.method = "ssd";
     p.method_options.clear();
-    EXPECT_ERROR(engine->generate(p), "method 'ssd' needs SSD heads, and bundle '" + dir + "' has none (train them: speculum-cli train ssd-heads");
+    EXPECT_ERROR(engine->generate(p), "method 'ssd' needs SSD heads, and bundle '" + dir + "' has none (train it: speculum-cli train ssd-heads");
     p.method = "mulo";
     EXPECT_ERROR(engine->generate(p), "method 'mulo' needs a low-resolution drafter, and bundle '" + dir + "' has none");
     p.method = "sjd";

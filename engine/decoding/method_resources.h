@@ -23,6 +23,16 @@ struct MethodResources {
   const SpatialHeads* ssd_heads = nullptr;
   const Transformer* low_res_drafter = nullptr;
   const VqModel* tokenizer = nullptr;
+  bool class_conditioned = false;  // the train commands build corpora of captions: they serve text bundles only
 };
+
+// How to get a missing part: `command` for text-conditioned bundles; for class-conditioned ones (converted
+// LlamaGen models) the honest answer that Speculum cannot train it yet.
+inline std::string how_to_train(const MethodResources& r, const std::string& command) {
+  if (r.class_conditioned)
+    return "Speculum trains this part for text-conditioned bundles only; class-conditioned training, as a converted "
+           "LlamaGen model would need, is not implemented yet (docs/real-models.md)";
+  return "train it: " + command;
+}
 
 }  // namespace speculum

@@ -28,8 +28,9 @@ std::unique_ptr<Method> make_mulo_method(const MethodOptions& options, const Met
   const MethodInfo info = mulo_method_info();
   if (!r.low_res_drafter)
     throw Error("method 'mulo' needs a low-resolution drafter, and bundle '" + r.bundle +
-                "' has none (train one: speculum-cli train tokenize --downscale 2, then train target on that corpus with "
-                "--install-low-res " + r.bundle + ")");
+                "' has none (" +
+                how_to_train(r, "speculum-cli train tokenize --downscale 2, train target on that corpus, then train install-low-res --run RUN "
+                                "--bundle " + r.bundle) + ")");
   if (!r.tokenizer || !r.geometry) throw Error("method 'mulo' needs the bundle's tokenizer and its codebook geometry");
   MuloParams p;
   p.tau = method_option(options, info, "tau");

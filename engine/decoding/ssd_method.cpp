@@ -30,8 +30,8 @@ std::unique_ptr<Method> make_ssd_method(const MethodOptions& options, const Meth
   const MethodInfo info = ssd_method_info();
   const auto value = [&](const char* key) { return static_cast<int>(method_option(options, info, key)); };
   if (!r.ssd_heads)
-    throw Error("method 'ssd' needs SSD heads, and bundle '" + r.bundle + "' has none (train them: speculum-cli train ssd-heads --bundle " +
-                r.bundle + " --corpus CORPUS --out RUN --install)");
+    throw Error("method 'ssd' needs SSD heads, and bundle '" + r.bundle + "' has none (" +
+                how_to_train(r, "speculum-cli train ssd-heads --bundle " + r.bundle + " --corpus CORPUS --out RUN --install") + ")");
   SsdParams p{value("horizontal"), value("vertical"),  value("rounds"),   value("row0_rounds"),
               value("early_stop") != 0, value("schedule") != 0, value("staged_b"), value("staged_i")};
   // Left at its default, a head count is capped by the bundle's heads; asked for, it must fit.

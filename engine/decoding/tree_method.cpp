@@ -94,8 +94,8 @@ std::unique_ptr<Method> make_tree_method(const std::string& name, const MethodOp
   const auto it = r.drafters.find(drafter);
   if (it == r.drafters.end() || !it->second)
     throw Error("method '" + name + "' needs the '" + drafter + "' drafter, and bundle '" + r.bundle +
-                "' has none (train one: " + "speculum-cli train drafter --bundle " + r.bundle + " --objective " +
-                drafter + " --install ...)");
+                "' has none (" + how_to_train(r, "speculum-cli train drafter --bundle " + r.bundle + " --objective " + drafter +
+                                                  " --corpus CORPUS --out RUN --install") + ")");
   if (p.rule != TreeRule::Exact && !r.geometry) throw Error("method '" + name + "' needs the codebook geometry");
   return std::make_unique<TreeMethod>(p, *it->second, r);
 }
