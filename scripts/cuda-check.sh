@@ -24,7 +24,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPECULUM_ENGINE_ONL
 cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -B2 -A12 -m3 "error" "$OUT/build.log"; exit 1; }
 CLI=$BUILD/bin/speculum-cli
 BUNDLE=resources/models/default
-METHODS=(ar eagle lantern lisa sjd)
+METHODS=(ar eagle lantern lisa sjd ssd mulo)
 
 # Tokens: every method, the bundle's sampling and greedy, CPU (one thread) and CUDA, same seeds.
 for method in "${METHODS[@]}"; do
@@ -68,6 +68,34 @@ for m in methods:
         print(f"| {m} | {mode} | {same} / {seeds} | {', '.join(first) or '-'} |")
 EOF
 
+# A converted LlamaGen model on CUDA: the official code's greedy tokens (tests/fixtures/llamagen).
+F=tests/fixtures/llamagen
+rm -rf "$BUILD/llamagen-tiny"
+$CLI convert llamagen --gpt $F/c2i_tiny.pt --vq $F/vq_tiny.pt --out "$BUILD/llamagen-tiny" --set n_head=4 --set image_size=32 \
+  >"$OUT/convert.log" 2>&1
+for run in "0 4" "3 1"; do
+  set -- $run
+  $CLI generate --bundle "$BUILD/llamagen-tiny" --device cuda --class "$1" --cfg "$2" --top-k 1 \
+    --trace "$OUT/llamagen-c$1-cfg$2.jsonl" --out "$OUT/llamagen-c$1-cfg$2.ppm" >/dev/null 2>>"$OUT/errors.log"
+done
+python3 - "$OUT" $F/reference.json <<'EOF' | tee "$OUT/llamagen-tokens.md"
+import json, sys
+out, ref = sys.argv[1], json.load(open(sys.argv[2]))
+for r in ref["runs"]:
+    path = f"{out}/llamagen-c{r['class_id']}-cfg{int(r['cfg_scale'])}.jsonl"
+    try:
+        grid = {}
+        for line in open(path):
+            e = json.loads(line)
+            if e.get("type") == "Commit":
+                grid.update(zip(map(tuple, e["cells"]), e["tokens"]))
+        tokens = [grid[c] for c in sorted(grid)]
+        print(f"LlamaGen fixture, class {r['class_id']}, CFG {r['cfg_scale']}: CUDA greedy tokens equal the official code's at "
+              f"{sum(a == b for a, b in zip(tokens, r['tokens']))} / {len(r['tokens'])}")
+    except OSError:
+        pass
+EOF
+
 # Speed: the default bundle on CUDA and on one CPU thread of this machine, then LlamaGen-shaped random bundles.
 $CLI bench --bundle $BUNDLE --device cuda --methods "$(IFS=,; echo "${METHODS[*]}")" --seeds 8 --csv "$OUT/bench-default-cuda.csv" \
   >"$OUT/bench-default-cuda.txt" 2>&1
@@ -84,6 +112,7 @@ done
   echo "# CUDA check"
   echo; echo '```'; cat "$OUT/machine.txt"; echo '```'
   echo; echo "## Tokens, CPU vs CUDA (same binary, same seeds)"; echo; cat "$OUT/tokens.md"
+  echo; cat "$OUT/llamagen-tokens.md"
   for f in "$OUT"/bench-*.txt; do echo; echo "## $(basename "$f" .txt)"; echo; echo '```'; cat "$f"; echo '```'; done
   for f in "$OUT"/bench-*-cuda.time; do
     echo; echo "$(basename "$f" .time): $(grep -E 'Maximum resident' "$f")"

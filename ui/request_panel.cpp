@@ -10,6 +10,7 @@
 #include <QRandomGenerator>
 #include <QSpinBox>
 #include <QToolButton>
+#include <algorithm>
 #include <limits>
 
 #include "method_params_form.h"
@@ -153,11 +154,16 @@ GenerateParams RequestPanel::request() const {
 
 void RequestPanel::apply(const GenerateParams& p) {
   if (prompt_) prompt_->setText(QString::fromStdString(p.prompt));
-  if (class_ && p.class_id >= 0) class_->setCurrentIndex(class_->findData(p.class_id));
+  if (class_) {  // a class name (studio --prompt "golden retriever") picks its class; else the id
+    const auto& names = engine_.info().classes;
+    const auto named = std::find(names.begin(), names.end(), p.prompt);
+    const int id = named != names.end() ? static_cast<int>(named - names.begin()) : p.class_id;
+    if (id >= 0) class_->setCurrentIndex(class_->findData(id));
+  }
   seed_->setValue(static_cast<int>(std::min<std::uint64_t>(p.seed, std::numeric_limits<int>::max())));
   method_->set_method(QString::fromStdString(p.method));
   method_->set_options(p.method_options);
-  cfg_->setValue(p.sampling.cfg_scale);
+  if (cfg_->isEnabled()) cfg_->setValue(p.sampling.cfg_scale);  // disabled: the model has no unconditional branch
   temperature_->setValue(p.sampling.temperature);
   top_k_->setValue(p.sampling.top_k);
   top_p_->setValue(p.sampling.top_p);
