@@ -42,29 +42,26 @@ class Overrides {
     }
   }
   std::optional<int> integer(const std::string& key) const {
-    const auto it = values_.find(key);
-    if (it == values_.end()) return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const int v = std::stoi(it->second, &used);
-      if (used == it->second.size()) return v;
-    } catch (const std::exception&) {
-    }
-    throw Error("--set " + key + "=" + it->second + ": not an integer");
+    return parsed<int>(key, "an integer", [](const std::string& s, std::size_t* used) { return std::stoi(s, used); });
   }
   std::optional<double> number(const std::string& key) const {
-    const auto it = values_.find(key);
-    if (it == values_.end()) return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(it->second, &used);
-      if (used == it->second.size()) return v;
-    } catch (const std::exception&) {
-    }
-    throw Error("--set " + key + "=" + it->second + ": not a number");
+    return parsed<double>(key, "a number", [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
   }
 
  private:
+  template <typename T, typename Parse>
+  std::optional<T> parsed(const std::string& key, const char* what, Parse parse) const {
+    const auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const T v = parse(it->second, &used);
+      if (used == it->second.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw Error("--set " + key + "=" + it->second + ": not " + what);
+  }
+
   std::map<std::string, std::string> values_;
 };
 
