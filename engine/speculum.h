@@ -139,6 +139,9 @@ class Engine {
 
 const std::vector<MethodInfo>& available_methods();
 
+// What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded, device.
+std::string describe_runtime(const std::string& device);
+
 // A bundle with random weights of a preset size, for tests, demos and benchmarks.
 struct RandomBundleParams {
   std::string out_dir;

@@ -2,6 +2,10 @@
 // printing NFE, tau, ms per image, tokens/s, the share of time outside the target forward, and
 // ratios against `ar` measured in the same run (DESIGN.md §4).
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -9,16 +13,18 @@
 #include <sstream>
 
 #include "cli/cli_options.h"
+#include "data/shapes_scene.h"
 #include "io/atomic_file.h"
+#include "io/json_fields.h"
+#include "trace/bench_records.h"
 
 namespace speculum::cli {
 namespace {
 
-struct Totals {
-  int images = 0;
-  long tokens = 0, nfe = 0;
-  double wall_ms = 0, forward_ms = 0;
-};
+constexpr std::uint64_t kHeldOutScenes = 700000000;  // the eval protocol's prompts (cli_eval.cpp)
+constexpr int kMaxPrompts = 100000;
+constexpr std::size_t kMaxPromptFileBytes = 4u << 20;
+constexpr std::size_t kMaxBenchJsonBytes = 256u << 20;
 
 std::string default_prompt(const ModelInfo& info) {
   const std::vector<std::string> wanted = {"a", "red", "circle", "above", "a", "blue", "square"};
@@ -31,6 +37,158 @@ std::string default_prompt(const ModelInfo& info) {
   return prompt;
 }
 
+// A bench JSON file, at most 256 MiB.
+std::string read_bounded(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(what + ": cannot open '" + path + "'");
+  std::string text(kMaxBenchJsonBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxBenchJsonBytes) throw Error(what + ": '" + path + "' is larger than 256 MiB");
+  return text;
+}
+
+// "" -> one shard; "i/N" -> shard i of N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  if (text.empty()) return {0, 1};
+  int shard = -1, shards = 0;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> shard >> slash >> shards) || slash != '/' || !in.eof() || shards < 1 || shards > 10000 || shard < 0 || shard >= shards)
+    throw Error("--shard '" + text + "': expected i/N with 0 <= i < N <= 10000");
+  return {shard, shards};
+}
+
+// The prompts of a run: --prompts FILE (one per line; '#' starts a comment) or builtin:N (the eval protocol's
+// first N captions; class bundles: the first N classes), else the request's prompt or a default.
+std::vector<std::string> bench_prompts(const std::string& spec, const GenerateParams& request, const Engine& engine) {
+  const ModelInfo& info = engine.info();
+  std::vector<std::string> prompts;
+  if (spec.rfind("builtin:", 0) == 0) {
+    int n = 0;
+    std::istringstream in(spec.substr(8));
+    if (!(in >> n) || !in.eof() || n < 1 || n > kMaxPrompts)
+      throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxPrompts));
+    for (int i = 0; i < n; ++i)
+      prompts.push_back(info.text_conditioned ? data::sample_scene(kHeldOutScenes + static_cast<std::uint64_t>(i)).caption()
+                                              : info.classes[static_cast<std::size_t>(i) % info.classes.size()]);
+  } else if (!spec.empty()) {
+    std::ifstream file(spec, std::ios::binary);
+    if (!file) throw Error("--prompts: cannot open '" + spec + "'");
+    std::string text(kMaxPromptFileBytes + 1, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    if (text.size() > kMaxPromptFileBytes) throw Error("--prompts: '" + spec + "' is larger than 4 MiB");
+    std::istringstream lines(text);
+    int number = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++number;
+      line.erase(0, line.find_first_not_of(" \t\r"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (line.empty() || line[0] == '#') continue;
+      if (const std::string problem = engine.check_prompt(line); !problem.empty())
+        throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": " + problem);
+      if (static_cast<int>(prompts.size()) == kMaxPrompts) throw Error("--prompts: '" + spec + "' has more than 100,000 prompts");
+      prompts.push_back(line);
+    }
+    if (prompts.empty()) throw Error("--prompts: '" + spec + "' holds no prompt");
+  } else if (!request.prompt.empty()) {
+    prompts.push_back(request.prompt);
+  } else if (info.text_conditioned) {
+    prompts.push_back(default_prompt(info));
+  } else {
+    prompts.push_back(info.classes[static_cast<std::size_t>(std::max(request.class_id, 0))]);
+  }
+  return prompts;
+}
+
+// What each entry of BenchRun::methods runs: a method and its options (bench: one per method; sweep: one per
+// parameter setting).
+struct Variant {
+  std::string method;
+  MethodOptions options;
+};
+
+// Every (prompt, seed) pair of this shard, each variant in turn on it after `warmup` untimed images per variant.
+// With `json_path`, the images so far are saved there every 20 s; `resume` first takes the complete pairs of
+// an earlier, interrupted run of the same configuration from it.
+void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants, const GenerateParams& base, int warmup,
+             const std::string& json_path, bool resume) {
+  const ModelInfo& info = engine.info();
+  std::set<std::pair<int, std::uint64_t>> done;
+  if (resume && !json_path.empty() && std::filesystem::exists(json_path)) {
+    const BenchRun earlier = bench_run_from_json(parse_untrusted_json(read_bounded(json_path, "--resume"), json_path, 16), json_path);
+    run.images = finished_pairs(earlier, run, json_path);
+    for (const auto& i : run.images) done.insert({i.prompt_index, i.seed});
+    std::cerr << "bench: resuming with " << done.size() << " finished prompt x seed pair(s) from " << json_path << "\n";
+  }
+  const auto request_for = [&](std::size_t variant, int prompt, std::uint64_t seed) {
+    GenerateParams p = base;
+    p.method = variants[variant].method;
+    p.method_options = variants[variant].options;
+    p.seed = seed;
+    p.class_id = -1;
+    p.prompt = run.prompts[static_cast<std::size_t>(prompt)];
+    return p;
+  };
+  // Images are (prompt, seed) pairs, every variant on each in turn; a shard takes every shards-th pair.
+  std::vector<std::pair<int, std::uint64_t>> pairs;
+  for (int prompt = 0; prompt < static_cast<int>(run.prompts.size()); ++prompt)
+    for (int seed = 0; seed < run.seeds; ++seed)
+      if ((prompt * run.seeds + seed) % run.shards == run.shard && !done.count({prompt, static_cast<std::uint64_t>(seed)}))
+        pairs.push_back({prompt, static_cast<std::uint64_t>(seed)});
+  std::cerr << "bench: " << info.name << " (" << info.target_summary << ") on " << info.device << ", " << run.threads
+            << " threads, " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s)"
+            << (run.shards > 1 ? ", shard " + std::to_string(run.shard) + "/" + std::to_string(run.shards) : "") << ", " << warmup
+            << " warm-up\n";
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    for (int w = 0; w < warmup; ++w) engine.generate(request_for(v, 0, 1000000 + static_cast<std::uint64_t>(w)));
+
+  const auto start = std::chrono::steady_clock::now();
+  auto saved = start;
+  for (std::size_t n = 0; n < pairs.size(); ++n) {
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      BenchImage image;
+      image.method = run.methods[v];
+      image.prompt_index = pairs[n].first;
+      image.seed = pairs[n].second;
+      Callbacks callbacks;
+      callbacks.event = [&image](const Event& e) {
+        if (const auto* verify = std::get_if<Verify>(&e)) count_verify(*verify, image);
+      };
+      const RunMetrics m = engine.generate(request_for(v, image.prompt_index, image.seed), callbacks).metrics;
+      image.tokens = m.tokens;
+      image.nfe = m.nfe;
+      image.wall_ms = m.wall_ms;
+      image.forward_ms = m.forward_ms;
+      run.images.push_back(std::move(image));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    std::cerr << "\rbench: " << n + 1 << " / " << pairs.size() << " prompt x seed pairs, ETA "
+              << static_cast<int>(elapsed / double(n + 1) * double(pairs.size() - n - 1)) << " s   " << std::flush;
+    if (!json_path.empty() && std::chrono::duration<double>(now - saved).count() > 20) {
+      write_text_atomically(json_path, bench_run_to_json(run).dump(1) + "\n");
+      saved = now;
+    }
+  }
+  std::cerr << "\n";
+  // Resumed images came first: restore the unsharded order (prompt, seed, variant).
+  std::stable_sort(run.images.begin(), run.images.end(), [&](const BenchImage& a, const BenchImage& b) {
+    return std::pair{a.prompt_index, a.seed} < std::pair{b.prompt_index, b.seed};
+  });
+}
+
+// The Markdown table on stdout; the JSON (every image), CSV and Markdown files where asked, each atomically.
+void write_bench_outputs(const BenchRun& run, const std::string& json_path, const std::string& csv_path, const std::string& md_path) {
+  const auto rows = summarize(run);
+  const std::string md = bench_markdown(run, rows);
+  std::cout << md;
+  if (!json_path.empty()) write_text_atomically(json_path, bench_run_to_json(run).dump(1) + "\n");
+  if (!csv_path.empty()) write_text_atomically(csv_path, bench_csv(rows));
+  if (!md_path.empty()) write_text_atomically(md_path, md);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -40,17 +198,22 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> methods;
     int seeds = 3;
     int warmup = 1;
-    std::string csv;
-    bool forward_cost = false;
+    std::string csv, json, md, prompts, shard;
+    bool forward_cost = false, resume = false;
   };
   auto s = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("bench", "Benchmark methods x seeds; ratios against ar from the same run");
   s->engine.add_to(*c);
   s->request.add_to(*c, /*with_method=*/false);
   c->add_option("--methods", s->methods, "Methods to compare (default: all); ar is always included")->delimiter(',');
-  c->add_option("--seeds", s->seeds, "Images per method (seeds 0..N-1)")->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--prompts", s->prompts, "FILE (one prompt or class name per line) or builtin:N (the eval protocol's first N)");
+  c->add_option("--seeds", s->seeds, "Images per prompt and method (seeds 0..N-1)")->check(CLI::Range(1, 100000))->capture_default_str();
   c->add_option("--warmup", s->warmup, "Untimed runs per method first")->check(CLI::Range(0, 100))->capture_default_str();
   c->add_option("--csv", s->csv, "Also write the table as CSV");
+  c->add_option("--json", s->json, "Also write every image's counts and times as JSON (what `merge` combines)");
+  c->add_option("--md", s->md, "Also write the Markdown table");
+  c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there (same configuration)");
+  c->add_option("--shard", s->shard, "Run only part i of N (i/N) of the prompt x seed pairs; `merge` combines the parts' --json");
   c->add_flag("--forward-cost", s->forward_cost,
               "Instead: what one target forward of 1, 8, 16, 32 and 64 new tokens costs (after half the grid), against one");
   c->final_callback([s] {
@@ -72,70 +235,145 @@ void add_bench_command(CLI::App& app) {
                     << c.ms / costs.front().ms << "x" << std::setprecision(3) << std::setw(12) << c.ms / c.new_tokens << "\n";
         return;
       }
-      std::vector<std::string> methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
-      methods.erase(std::remove(methods.begin(), methods.end(), "ar"), methods.end());
-      methods.insert(methods.begin(), "ar");
+      BenchRun run;
+      run.bundle = info.name;
+      run.machine = describe_runtime(info.device);
+      run.threads = engine_params.threads;
+      run.methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
+      run.methods.erase(std::remove(run.methods.begin(), run.methods.end(), "ar"), run.methods.end());
+      run.methods.insert(run.methods.begin(), "ar");
+      run.seeds = s->seeds;
+      std::tie(run.shard, run.shards) = parse_shard(s->shard);
       GenerateParams base = s->request.resolved(info);
-      if (info.text_conditioned && base.prompt.empty()) base.prompt = default_prompt(info);
+      run.prompts = bench_prompts(s->prompts, base, *engine);
 
       // Method options are given as METHOD.NAME=VALUE.
-      auto request_for = [&](const std::string& method, std::uint64_t seed) {
-        GenerateParams p = base;
-        p.method = method;
-        p.seed = seed;
-        p.method_options.clear();
+      std::vector<Variant> variants;
+      for (const auto& method : run.methods) {
+        Variant v{method, {}};
         for (const auto& [key, value] : base.method_options)
-          if (key.rfind(method + ".", 0) == 0) p.method_options[key.substr(method.size() + 1)] = value;
-        if (!info.text_conditioned && base.class_id < 0 && base.prompt.empty())
-          p.class_id = static_cast<int>(seed % info.classes.size());
-        return p;
-      };
+          if (key.rfind(method + ".", 0) == 0) v.options[key.substr(method.size() + 1)] = value;
+        variants.push_back(v);
+      }
+      measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
+      write_bench_outputs(run, s->json, s->csv, s->md);
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
 
-      std::cerr << "bench: " << info.name << " (" << info.target_summary << ") on " << info.device << ", "
-                << engine_params.threads << " threads, " << s->seeds << " seeds, " << s->warmup << " warm-up\n";
-      for (const auto& m : methods)
-        for (int w = 0; w < s->warmup; ++w) engine->generate(request_for(m, 1000000 + w));
+}  // namespace speculum::cli
 
-      std::vector<Totals> totals(methods.size());
-      for (int seed = 0; seed < s->seeds; ++seed) {
-        for (std::size_t i = 0; i < methods.size(); ++i) {
-          const RunMetrics m = engine->generate(request_for(methods[i], seed)).metrics;
-          Totals& t = totals[i];
-          ++t.images;
-          t.tokens += m.tokens;
-          t.nfe += m.nfe;
-          t.wall_ms += m.wall_ms;
-          t.forward_ms += m.forward_ms;
+namespace speculum::cli {
+
+// speculum-cli sweep: one method over a grid of one or two of its parameters, against ar, as one bench run.
+void add_sweep_command(CLI::App& app) {
+  struct State {
+    EngineFlags engine;
+    RequestFlags request;
+    std::string method, json, csv, md, prompts, shard;
+    std::vector<std::string> params;
+    int seeds = 3, warmup = 1;
+    bool resume = false;
+  };
+  auto s = std::make_shared<State>();
+  CLI::App* c = app.add_subcommand("sweep", "Bench one method over a grid of its parameters, against ar");
+  s->engine.add_to(*c);
+  s->request.add_to(*c, /*with_method=*/false);
+  c->add_option("--method", s->method, "The method to sweep")->required();
+  c->add_option("--param", s->params, "NAME=V1,V2,... (one or two; the grid is their product)")->required();
+  c->add_option("--prompts", s->prompts, "FILE or builtin:N, as for bench");
+  c->add_option("--seeds", s->seeds, "Images per prompt and setting")->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--warmup", s->warmup, "Untimed runs per setting first")->check(CLI::Range(0, 100))->capture_default_str();
+  c->add_option("--json", s->json, "Also write every image's counts and times as JSON");
+  c->add_option("--csv", s->csv, "Also write the table as CSV");
+  c->add_option("--md", s->md, "Also write the Markdown table");
+  c->add_option("--shard", s->shard, "Run only part i of N (i/N); `merge` combines the parts' --json");
+  c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there");
+  c->final_callback([s] {
+    const int rc = run_reporting_errors([&] {
+      if (s->params.size() > 2) throw Error("sweep: at most two --param axes (got " + std::to_string(s->params.size()) + ")");
+      std::vector<std::pair<std::string, std::vector<double>>> axes;
+      for (const auto& spec : s->params) {
+        const auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw Error("--param '" + spec + "': expected NAME=V1,V2,...");
+        std::vector<double> values;
+        std::istringstream list(spec.substr(eq + 1));
+        for (std::string item; std::getline(list, item, ',');) {
+          std::size_t used = 0;
+          double v = 0;
+          try {
+            v = std::stod(item, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used == 0 || used != item.size()) throw Error("--param '" + spec + "': '" + item + "' is not a number");
+          values.push_back(v);
         }
+        if (values.empty() || values.size() > 64) throw Error("--param '" + spec + "': give 1 to 64 values");
+        axes.push_back({spec.substr(0, eq), values});
       }
+      const EngineParams engine_params = s->engine.resolved();
+      const auto engine = Engine::load(engine_params);
+      const ModelInfo& info = engine->info();
+      if (std::find(info.methods.begin(), info.methods.end(), s->method) == info.methods.end())
+        throw Error("sweep: bundle '" + info.name + "' cannot run method '" + s->method + "'");
+      const auto& catalog = available_methods();
+      const auto method = std::find_if(catalog.begin(), catalog.end(), [&](const MethodInfo& m) { return m.name == s->method; });
+      for (const auto& [name, values] : axes) {
+        const auto param = std::find_if(method->params.begin(), method->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+        if (param == method->params.end()) throw Error("sweep: method '" + s->method + "' has no parameter '" + name + "'");
+        for (double v : values)
+          if (v < param->min || v > param->max)
+            throw Error("sweep: " + s->method + "." + name + " = " + std::to_string(v) + " is outside [" + std::to_string(param->min) +
+                        ", " + std::to_string(param->max) + "]");
+      }
+      BenchRun run;
+      run.bundle = info.name;
+      run.machine = describe_runtime(info.device);
+      run.threads = engine_params.threads;
+      run.seeds = s->seeds;
+      std::tie(run.shard, run.shards) = parse_shard(s->shard);
+      const GenerateParams base = s->request.resolved(info);
+      run.prompts = bench_prompts(s->prompts, base, *engine);
+      std::vector<Variant> variants = {{"ar", {}}};
+      run.methods = {"ar"};
+      const std::size_t second = axes.size() > 1 ? axes[1].second.size() : 1;
+      for (std::size_t a = 0; a < axes[0].second.size(); ++a)
+        for (std::size_t b = 0; b < second; ++b) {
+          Variant v{s->method, {}};
+          std::ostringstream label;
+          label << s->method;
+          for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+            const double value = axes[axis].second[axis == 0 ? a : b];
+            v.options[axes[axis].first] = value;
+            label << " " << axes[axis].first << "=" << value;
+          }
+          variants.push_back(v);
+          run.methods.push_back(label.str());
+        }
+      measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
+      write_bench_outputs(run, s->json, s->csv, s->md);
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
 
-      const Totals& ar = totals.front();
-      const double ar_ms = ar.wall_ms / ar.images, ar_nfe = double(ar.nfe) / ar.images;
-      std::ostringstream csv;
-      csv << "method,images,nfe,tau,ms_per_image,ms_per_forward,ms_per_token,tokens_per_s,outside_forward_share,nfe_ratio_vs_ar,"
-             "speedup_vs_ar\n";
-      std::cout << std::left << std::setw(10) << "method" << std::right << std::setw(7) << "images" << std::setw(9)
-                << "NFE" << std::setw(7) << "tau" << std::setw(11) << "ms/image" << std::setw(9) << "ms/fwd" << std::setw(10) << "ms/token"
-                << std::setw(10) << "tok/s" << std::setw(12) << "outside fwd" << std::setw(11) << "NFE/ar"
-                << std::setw(10) << "speed-up" << "\n";
-      for (std::size_t i = 0; i < methods.size(); ++i) {
-        const Totals& t = totals[i];
-        const double nfe = double(t.nfe) / t.images, ms = t.wall_ms / t.images;
-        const double tau = t.nfe ? double(t.tokens) / t.nfe : 0, per_token = t.tokens ? t.wall_ms / t.tokens : 0;
-        const double per_forward = t.nfe ? t.forward_ms / t.nfe : 0;  // a tree or window forward against ar's one token
-        const double tps = t.wall_ms > 0 ? t.tokens * 1000.0 / t.wall_ms : 0;
-        const double outside = t.wall_ms > 0 ? 1.0 - t.forward_ms / t.wall_ms : 0;
-        std::cout << std::left << std::setw(10) << methods[i] << std::right << std::fixed << std::setw(7) << t.images
-                  << std::setprecision(1) << std::setw(9) << nfe << std::setprecision(2) << std::setw(7) << tau
-                  << std::setprecision(1) << std::setw(11) << ms << std::setprecision(2) << std::setw(9) << per_forward
-                  << std::setprecision(3) << std::setw(10) << per_token
-                  << std::setprecision(0) << std::setw(10) << tps << std::setprecision(1) << std::setw(11)
-                  << outside * 100 << "%" << std::setprecision(3) << std::setw(11) << nfe / ar_nfe
-                  << std::setprecision(2) << std::setw(9) << ar_ms / ms << "x\n";
-        csv << methods[i] << "," << t.images << "," << nfe << "," << tau << "," << ms << "," << per_forward << "," << per_token << ","
-            << tps << "," << outside << "," << nfe / ar_nfe << "," << ar_ms / ms << "\n";
+void add_merge_command(CLI::App& app) {
+  auto parts = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::array<std::string, 3>>();
+  CLI::App* c = app.add_subcommand("merge", "Combine the --json results of bench shards into the run one bench would have made");
+  c->add_option("parts", *parts, "bench --json files, one per shard")->required()->check(CLI::ExistingFile);
+  c->add_option("--json", (*out)[0], "Write the merged JSON");
+  c->add_option("--csv", (*out)[1], "Write the table as CSV");
+  c->add_option("--md", (*out)[2], "Write the Markdown table");
+  c->final_callback([parts, out] {
+    const int rc = run_reporting_errors([&] {
+      std::vector<BenchRun> runs;
+      for (const auto& path : *parts) {
+        runs.push_back(bench_run_from_json(parse_untrusted_json(read_bounded(path, "merge"), path, 16), path));
       }
-      if (!s->csv.empty()) write_text_atomically(s->csv, csv.str());
+      write_bench_outputs(merge_bench_runs(runs), (*out)[0], (*out)[1], (*out)[2]);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

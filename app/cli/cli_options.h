@@ -40,6 +40,8 @@ void add_inspect_command(CLI::App& app);
 void add_init_random_command(CLI::App& app);
 void add_convert_command(CLI::App& app);  // convert llamagen
 void add_bench_command(CLI::App& app);
+void add_merge_command(CLI::App& app);  // combines bench shards
+void add_sweep_command(CLI::App& app);  // bench over a parameter grid
 void add_data_commands(CLI::App& app);  // data shapes, check
 // train target | drafter | samples | fit | bundle; returns `train` for the image-based ones below.
 CLI::App* add_train_commands(CLI::App& app);

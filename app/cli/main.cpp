@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   speculum::cli::add_init_random_command(app);
   speculum::cli::add_convert_command(app);
   speculum::cli::add_bench_command(app);
+  speculum::cli::add_merge_command(app);
+  speculum::cli::add_sweep_command(app);
   CLI::App* train = speculum::cli::add_train_commands(app);
   speculum::cli::add_compare_command(app);
   speculum::cli::add_calibrate_command(app);

@@ -1,6 +1,14 @@
 #include "models/device.h"
 
+#include <torch/version.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include "error.h"
+#include "speculum.h"
 
 namespace speculum {
 
@@ -12,6 +20,41 @@ at::Device resolve_device(const std::string& name) {
     throw Error("device 'cuda' requested, but this LibTorch has no usable CUDA device (build with a CUDA LibTorch via Torch_DIR)");
   }
   throw Error("unknown device '" + name + "' (allowed: auto, cpu, cuda)");
+}
+
+namespace {
+
+// The first line of /proc/cpuinfo's `model name` (empty where there is none).
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+// The BLAS this process actually loaded (Debian picks it by alternatives at run time), from the memory map.
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if (path.find("blas") != std::string::npos && path.find(".so") != std::string::npos) {
+      std::error_code ignored;
+      const auto real = std::filesystem::canonical(path, ignored);
+      return real.empty() ? path : real.string();
+    }
+  }
+  return "no BLAS library loaded yet";
+}
+
+}  // namespace
+
+std::string describe_runtime(const std::string& device) {
+  std::ostringstream s;
+  s << cpu_model() << " (" << std::thread::hardware_concurrency() << " logical cores), LibTorch " << TORCH_VERSION << ", BLAS "
+    << loaded_blas() << ", device " << device;
+  return s.str();
 }
 
 }  // namespace speculum

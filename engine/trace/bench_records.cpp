@@ -1,0 +1,209 @@
+#include "trace/bench_records.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "error.h"
+
+namespace speculum {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+T field(const json& object, const char* name, const std::string& where) {
+  if (!object.is_object() || !object.contains(name)) throw Error(where + ": field '" + name + "' is missing");
+  try {
+    return object.at(name).get<T>();
+  } catch (const json::exception&) {
+    throw Error(where + ": field '" + name + "' has the wrong type");
+  }
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+}  // namespace
+
+void count_verify(const Verify& verify, BenchImage& image) {
+  for (std::size_t k = 0; k < verify.decisions.size(); ++k) {
+    if (image.drafted_at.size() <= k) {
+      image.drafted_at.resize(k + 1, 0);
+      image.accepted_at.resize(k + 1, 0);
+    }
+    const bool accepted = verify.decisions[k] != Decision::Reject;
+    ++image.drafted, ++image.drafted_at[k];
+    image.accepted += accepted, image.accepted_at[k] += accepted;
+  }
+}
+
+json bench_run_to_json(const BenchRun& run) {
+  json images = json::array();
+  for (const auto& i : run.images)
+    images.push_back({{"method", i.method}, {"prompt", i.prompt_index}, {"seed", i.seed}, {"tokens", i.tokens}, {"nfe", i.nfe},
+                      {"drafted", i.drafted}, {"accepted", i.accepted}, {"drafted_at", i.drafted_at},
+                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}});
+  return {{"format", "speculum-bench/1"}, {"bundle", run.bundle}, {"machine", run.machine}, {"threads", run.threads},
+          {"methods", run.methods}, {"prompts", run.prompts}, {"seeds", run.seeds}, {"shard", run.shard},
+          {"shards", run.shards}, {"images", images}};
+}
+
+BenchRun bench_run_from_json(const json& doc, const std::string& where) {
+  if (field<std::string>(doc, "format", where) != "speculum-bench/1")
+    throw Error(where + ": format is not 'speculum-bench/1' (not a bench result)");
+  BenchRun run;
+  run.bundle = field<std::string>(doc, "bundle", where);
+  run.machine = field<std::string>(doc, "machine", where);
+  run.threads = field<int>(doc, "threads", where);
+  run.methods = field<std::vector<std::string>>(doc, "methods", where);
+  run.prompts = field<std::vector<std::string>>(doc, "prompts", where);
+  run.seeds = field<int>(doc, "seeds", where);
+  run.shard = field<int>(doc, "shard", where);
+  run.shards = field<int>(doc, "shards", where);
+  if (run.methods.empty() || run.methods.front() != "ar") throw Error(where + ": methods must start with 'ar'");
+  if (run.seeds < 1 || run.shards < 1 || run.shard < 0 || run.shard >= run.shards)
+    throw Error(where + ": seeds, shard or shards out of range");
+  const json& images = doc.at("images");
+  if (!images.is_array()) throw Error(where + ": field 'images' is not a list");
+  for (std::size_t n = 0; n < images.size(); ++n) {
+    const std::string at = where + ": images[" + std::to_string(n) + "]";
+    const json& i = images[n];
+    BenchImage b;
+    b.method = field<std::string>(i, "method", at);
+    b.prompt_index = field<int>(i, "prompt", at);
+    b.seed = field<std::uint64_t>(i, "seed", at);
+    b.tokens = field<int>(i, "tokens", at);
+    b.nfe = field<int>(i, "nfe", at);
+    b.drafted = field<long>(i, "drafted", at);
+    b.accepted = field<long>(i, "accepted", at);
+    b.drafted_at = field<std::vector<long>>(i, "drafted_at", at);
+    b.accepted_at = field<std::vector<long>>(i, "accepted_at", at);
+    b.wall_ms = field<double>(i, "wall_ms", at);
+    b.forward_ms = field<double>(i, "forward_ms", at);
+    if (b.prompt_index < 0 || b.prompt_index >= static_cast<int>(run.prompts.size()) ||
+        std::find(run.methods.begin(), run.methods.end(), b.method) == run.methods.end())
+      throw Error(at + ": names a prompt or method the run does not have");
+    run.images.push_back(std::move(b));
+  }
+  return run;
+}
+
+BenchRun merge_bench_runs(const std::vector<BenchRun>& parts) {
+  if (parts.empty()) throw Error("merge: no bench results given");
+  const BenchRun& first = parts.front();
+  std::set<int> seen;
+  for (const auto& p : parts) {
+    if (p.bundle != first.bundle || p.methods != first.methods || p.prompts != first.prompts || p.seeds != first.seeds ||
+        p.shards != first.shards || p.threads != first.threads)
+      throw Error("merge: the parts come from different runs (bundle, methods, prompts, seeds, threads or shard count differ)");
+    if (!seen.insert(p.shard).second) throw Error("merge: shard " + std::to_string(p.shard) + " is given twice");
+  }
+  if (static_cast<int>(seen.size()) != first.shards)
+    throw Error("merge: " + std::to_string(seen.size()) + " of " + std::to_string(first.shards) + " shards given");
+  BenchRun merged = first;
+  merged.shard = 0;
+  merged.shards = 1;
+  merged.images.clear();
+  std::map<std::tuple<int, std::uint64_t, int>, const BenchImage*> by_key;  // (prompt, seed, method) -> image
+  for (const auto& p : parts)
+    for (const auto& i : p.images) {
+      const int m = static_cast<int>(std::find(first.methods.begin(), first.methods.end(), i.method) - first.methods.begin());
+      if (!by_key.emplace(std::tuple{i.prompt_index, i.seed, m}, &i).second)
+        throw Error("merge: prompt " + std::to_string(i.prompt_index) + ", seed " + std::to_string(i.seed) + ", method " + i.method +
+                    " appears twice");
+    }
+  // The unsharded order: prompt by prompt, seed by seed, methods alternating.
+  for (const auto& [key, image] : by_key) merged.images.push_back(*image);
+  if (merged.images.size() != merged.expected_images())
+    throw Error("merge: " + std::to_string(merged.images.size()) + " images, a complete run has " +
+                std::to_string(merged.expected_images()) + " (a shard was interrupted: resume it first)");
+  return merged;
+}
+
+std::vector<BenchImage> finished_pairs(const BenchRun& earlier, const BenchRun& run, const std::string& where) {
+  if (earlier.bundle != run.bundle || earlier.methods != run.methods || earlier.prompts != run.prompts || earlier.seeds != run.seeds ||
+      earlier.shard != run.shard || earlier.shards != run.shards || earlier.threads != run.threads)
+    throw Error("--resume: '" + where + "' holds a different run (bundle, methods, prompts, seeds, shard or threads differ)");
+  std::map<std::pair<int, std::uint64_t>, std::size_t> count;
+  for (const auto& i : earlier.images) ++count[{i.prompt_index, i.seed}];
+  std::vector<BenchImage> kept;
+  for (const auto& i : earlier.images)
+    if (count[{i.prompt_index, i.seed}] == run.methods.size()) kept.push_back(i);
+  return kept;
+}
+
+Spread spread_of(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  const auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  return {quantile(0.5), quantile(0.25), quantile(0.75)};
+}
+
+std::vector<BenchRow> summarize(const BenchRun& run) {
+  std::map<std::pair<int, std::uint64_t>, double> ar_ms;
+  for (const auto& i : run.images)
+    if (i.method == "ar") ar_ms[{i.prompt_index, i.seed}] = i.wall_ms;
+  std::vector<BenchRow> rows;
+  for (const auto& method : run.methods) {
+    BenchRow row;
+    row.method = method;
+    std::vector<double> ms, speedups;
+    for (const auto& i : run.images) {
+      if (i.method != method) continue;
+      ++row.images;
+      row.tokens += i.tokens, row.nfe += i.nfe, row.drafted += i.drafted, row.accepted += i.accepted;
+      row.wall_ms += i.wall_ms, row.forward_ms += i.forward_ms;
+      ms.push_back(i.wall_ms);
+      const auto ar = ar_ms.find({i.prompt_index, i.seed});
+      if (ar != ar_ms.end() && i.wall_ms > 0) speedups.push_back(ar->second / i.wall_ms);
+    }
+    row.ms_per_image = spread_of(ms);
+    row.speedup = spread_of(speedups);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string bench_csv(const std::vector<BenchRow>& rows) {
+  std::ostringstream csv;
+  csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,ms_per_image_median,ms_per_image_q1,"
+         "ms_per_image_q3,outside_forward_share,speedup_median,speedup_q1,speedup_q3\n";
+  for (const auto& r : rows)
+    csv << r.method << "," << r.images << "," << r.tokens << "," << r.nfe << "," << r.drafted << "," << r.accepted << ","
+        << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << ","
+        << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
+        << fixed(r.outside_forward_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
+        << fixed(r.speedup.q3, 4) << "\n";
+  return csv.str();
+}
+
+std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& rows) {
+  std::ostringstream md;
+  md << "Bundle `" << run.bundle << "`; " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s) per method, methods "
+     << "alternating per image; " << run.threads << " thread(s); " << run.machine << ".\n\n"
+     << "| method | images | NFE / image | τ | acceptance | ms / image, median [IQR] | outside the forward | "
+        "speed-up vs `ar`, median [IQR] |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows)
+    md << "| `" << r.method << "` | " << r.images << " | " << fixed(r.nfe_per_image(), 1) << " | " << fixed(r.tau(), 2) << " | "
+       << (r.drafted ? fixed(100 * r.acceptance(), 1) + " % (" + std::to_string(r.accepted) + " / " + std::to_string(r.drafted) + ")"
+                     : std::string("—"))
+       << " | " << fixed(r.ms_per_image.median, 1) << " [" << fixed(r.ms_per_image.q1, 1) << ", " << fixed(r.ms_per_image.q3, 1)
+       << "] | " << fixed(100 * r.outside_forward_share(), 1) << " % | " << fixed(r.speedup.median, 2) << "× ["
+       << fixed(r.speedup.q1, 2) << ", " << fixed(r.speedup.q3, 2) << "] |\n";
+  return md.str();
+}
+
+}  // namespace speculum

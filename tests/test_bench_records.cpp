@@ -1,0 +1,131 @@
+// bench's records and tables on hand-made data: per-position acceptance from Verify events, quartiles,
+// τ / NFE / acceptance from counts, speed-ups paired per image with ar's, JSON round trip, shard merging
+// and the errors for results that do not belong together.
+#include <nlohmann/json.hpp>
+
+#include "test_helpers.h"
+#include "trace/bench_records.h"
+
+using namespace speculum;
+
+namespace {
+
+BenchImage image(const std::string& method, int prompt, std::uint64_t seed, int nfe, double wall_ms, long drafted = 0, long accepted = 0) {
+  BenchImage i;
+  i.method = method;
+  i.prompt_index = prompt;
+  i.seed = seed;
+  i.tokens = 64;
+  i.nfe = nfe;
+  i.drafted = drafted;
+  i.accepted = accepted;
+  i.wall_ms = wall_ms;
+  i.forward_ms = wall_ms / 2;
+  return i;
+}
+
+BenchRun two_prompt_run() {
+  BenchRun run;
+  run.bundle = "b";
+  run.machine = "m";
+  run.threads = 1;
+  run.methods = {"ar", "sjd"};
+  run.prompts = {"a red circle", "a blue square"};
+  run.seeds = 1;
+  run.images = {image("ar", 0, 0, 64, 100), image("sjd", 0, 0, 32, 50, 40, 32), image("ar", 1, 0, 64, 120),
+                image("sjd", 1, 0, 16, 30, 60, 48)};
+  return run;
+}
+
+}  // namespace
+
+class TestBenchRecords : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void verify_events_count_per_draft_position() {
+    BenchImage i;
+    Verify v;
+    v.decisions = {Decision::StrictAccept, Decision::SoftAccept, Decision::Reject};
+    count_verify(v, i);
+    v.decisions = {Decision::Reject};
+    count_verify(v, i);
+    QCOMPARE(i.drafted, 4L);
+    QCOMPARE(i.accepted, 2L);
+    QCOMPARE(i.drafted_at, (std::vector<long>{2, 1, 1}));
+    QCOMPARE(i.accepted_at, (std::vector<long>{1, 1, 0}));
+  }
+
+  void quartiles_interpolate() {
+    const Spread s = spread_of({4, 1, 3, 2});  // sorted 1 2 3 4: positions 0.75, 1.5, 2.25
+    QCOMPARE(s.q1, 1.75);
+    QCOMPARE(s.median, 2.5);
+    QCOMPARE(s.q3, 3.25);
+    QCOMPARE(spread_of({7}).median, 7.0);
+  }
+
+  void rows_come_from_counts_and_paired_images() {
+    const auto rows = summarize(two_prompt_run());
+    QCOMPARE(rows.size(), std::size_t{2});
+    const BenchRow& sjd = rows[1];
+    QCOMPARE(sjd.images, 2);
+    QCOMPARE(sjd.nfe, 48L);
+    QCOMPARE(sjd.tau(), 128.0 / 48.0);          // tokens over forwards, not a mean of ratios
+    QCOMPARE(sjd.acceptance(), 80.0 / 100.0);    // accepted over drafted
+    QCOMPARE(sjd.speedup.q1, 2.0 + 0.25 * 2.0);  // per-image speed-ups 100/50 = 2 and 120/30 = 4
+    QCOMPARE(sjd.speedup.median, 3.0);
+    QCOMPARE(rows[0].speedup.median, 1.0);
+    QCOMPARE(sjd.outside_forward_share(), 0.5);
+    const std::string csv = bench_csv(rows);
+    QVERIFY(csv.find("sjd,2,128,48,100,80,24.00,2.6667,0.8000") != std::string::npos);
+    QVERIFY(bench_markdown(two_prompt_run(), rows).find("| `sjd` | 2 | 24.0 | 2.67 | 80.0 % (80 / 100) |") != std::string::npos);
+  }
+
+  void json_round_trip_and_errors() {
+    const BenchRun run = two_prompt_run();
+    const BenchRun back = bench_run_from_json(bench_run_to_json(run), "x.json");
+    QCOMPARE(bench_csv(summarize(back)), bench_csv(summarize(run)));
+    nlohmann::json doc = bench_run_to_json(run);
+    doc["images"][1].erase("nfe");
+    QVERIFY(test::throws_error_containing([&] { bench_run_from_json(doc, "x.json"); }, "x.json: images[1]: field 'nfe' is missing"));
+    doc = bench_run_to_json(run);
+    doc["images"][0]["method"] = "eagle";
+    QVERIFY(test::throws_error_containing([&] { bench_run_from_json(doc, "x.json"); }, "names a prompt or method the run does not have"));
+    QVERIFY(test::throws_error_containing([&] { bench_run_from_json(nlohmann::json::object(), "x.json"); }, "field 'format' is missing"));
+  }
+
+  // An interrupted run keeps the prompt x seed pairs every method finished; the half-measured pair is redone.
+  void resuming_keeps_only_finished_pairs() {
+    const BenchRun whole = two_prompt_run();
+    BenchRun interrupted = whole;
+    interrupted.images.pop_back();  // sjd on prompt 1 never ran
+    const auto kept = finished_pairs(interrupted, whole, "run.json");
+    QCOMPARE(kept.size(), std::size_t{2});
+    QVERIFY(kept[0].prompt_index == 0 && kept[1].prompt_index == 0);
+    BenchRun other = whole;
+    other.seeds = 2;
+    QVERIFY(test::throws_error_containing([&] { finished_pairs(interrupted, other, "run.json"); }, "'run.json' holds a different run"));
+  }
+
+  void shards_merge_into_the_unsharded_order() {
+    const BenchRun whole = two_prompt_run();
+    BenchRun a = whole, b = whole;
+    a.shards = b.shards = 2;
+    b.shard = 1;
+    a.images = {whole.images[0], whole.images[1]};
+    b.images = {whole.images[2], whole.images[3]};
+    const BenchRun merged = merge_bench_runs({b, a});
+    QCOMPARE(bench_run_to_json(merged).dump(), bench_run_to_json(whole).dump());
+    QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a}); }, "1 of 2 shards given"));
+    QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a, a}); }, "shard 0 is given twice"));
+    BenchRun other = b;
+    other.bundle = "c";
+    QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a, other}); }, "the parts come from different runs"));
+    BenchRun short_b = b;
+    short_b.images.pop_back();
+    QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a, short_b}); }, "3 images, a complete run has 4"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestBenchRecords)
+#include "test_bench_records.moc"
