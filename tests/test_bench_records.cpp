@@ -81,6 +81,27 @@ class TestBenchRecords : public QObject {
     QVERIFY(bench_markdown(two_prompt_run(), rows).find("| `sjd` | 2 | 24.0 | 2.67 | 80.0 % (80 / 100) |") != std::string::npos);
   }
 
+  // Checker verdicts pair with ar's on the same prompt and seed; an image ar's checker skipped is not paired.
+  void verdicts_pair_with_ar() {
+    BenchRun run = two_prompt_run();
+    run.prompts.push_back("a green star");
+    run.images.push_back(image("ar", 2, 0, 64, 100));
+    run.images.push_back(image("sjd", 2, 0, 32, 50));
+    const std::vector<std::pair<int, int>> verdicts = {{1, 1}, {1, 0}, {0, 0}, {1, 1}, {1, 1}, {1, 0}};  // (checked, passed)
+    for (std::size_t k = 0; k < verdicts.size(); ++k) std::tie(run.images[k].checked, run.images[k].passed) = verdicts[k];
+    const BenchRow sjd = summarize(run)[1];
+    QCOMPARE(sjd.checked, 3);
+    QCOMPARE(sjd.passed, 1);
+    QCOMPARE(sjd.vs_ar.n, 2);  // prompt 1's ar image was not checked
+    QCOMPARE(sjd.vs_ar.reference_only, 2);
+    QCOMPARE(sjd.vs_ar.difference(), -1.0);
+    QVERIFY(bench_markdown(run, summarize(run)).find("| 33.3 % (1 / 3) | -100.0 [") != std::string::npos);
+    PairedVerdicts p;  // hand-computed: 10 pairs, discordant 3 (ref only) + 1 (cand only): se = sqrt(4 - 4/10) / 10
+    for (int k = 0; k < 10; ++k) p.add(k < 5, (k >= 3 && k < 5) || k == 9);
+    QCOMPARE(p.difference(), -0.2);
+    QVERIFY(std::abs(p.standard_error() - std::sqrt(3.6) / 10) < 1e-12);
+  }
+
   void json_round_trip_and_errors() {
     const BenchRun run = two_prompt_run();
     const BenchRun back = bench_run_from_json(bench_run_to_json(run), "x.json");

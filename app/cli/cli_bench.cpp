@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <map>
 #include <set>
 #include <cstdio>
@@ -16,6 +18,10 @@
 #include "data/shapes_scene.h"
 #include "io/atomic_file.h"
 #include "io/json_fields.h"
+#ifndef SPECULUM_ENGINE_ONLY
+#include "cli/speed_quality_plot.h"
+#include "eval/prompt_checker.h"
+#endif
 #include "trace/bench_records.h"
 
 namespace speculum::cli {
@@ -112,8 +118,32 @@ struct Variant {
 // Every (prompt, seed) pair of this shard, each variant in turn on it after `warmup` untimed images per variant.
 // With `json_path`, the images so far are saved there every 20 s; `resume` first takes the complete pairs of
 // an earlier, interrupted run of the same configuration from it.
+// The prompt checker's verdict on a generated image, or nothing where it cannot judge the prompt.
+using Scorer = std::function<std::optional<bool>(const std::string& prompt, const Image& image)>;
+
+// The checker where this build has it (OpenCV): shapes captions only.
+Scorer checker_for(const ModelInfo& info) {
+#ifdef SPECULUM_ENGINE_ONLY
+  (void)info;
+  return {};
+#else
+  if (!info.text_conditioned) return {};
+  return [](const std::string& prompt, const Image& image) -> std::optional<bool> {
+    eval::ParsedPrompt parsed;
+    try {
+      parsed = eval::parse_shapes_prompt(prompt);
+    } catch (const Error&) {
+      return std::nullopt;  // not a shapes caption (an emoji name, say): no verdict
+    }
+    const cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
+    return eval::check_image(rgb, parsed).passed();
+  };
+#endif
+}
+
 void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants, const GenerateParams& base, int warmup,
              const std::string& json_path, bool resume) {
+  const Scorer score = checker_for(engine.info());
   const ModelInfo& info = engine.info();
   std::set<std::pair<int, std::uint64_t>> done;
   if (resume && !json_path.empty() && std::filesystem::exists(json_path)) {
@@ -156,7 +186,11 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
       callbacks.event = [&image](const Event& e) {
         if (const auto* verify = std::get_if<Verify>(&e)) count_verify(*verify, image);
       };
-      const RunMetrics m = engine.generate(request_for(v, image.prompt_index, image.seed), callbacks).metrics;
+      const GenerateResult result = engine.generate(request_for(v, image.prompt_index, image.seed), callbacks);
+      const RunMetrics& m = result.metrics;
+      if (score)
+        if (const auto verdict = score(run.prompts[static_cast<std::size_t>(image.prompt_index)], result.image))
+          image.checked = 1, image.passed = *verdict;
       image.tokens = m.tokens;
       image.nfe = m.nfe;
       image.wall_ms = m.wall_ms;
@@ -180,8 +214,16 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
 }
 
 // The Markdown table on stdout; the JSON (every image), CSV and Markdown files where asked, each atomically.
-void write_bench_outputs(const BenchRun& run, const std::string& json_path, const std::string& csv_path, const std::string& md_path) {
+void write_bench_outputs(const BenchRun& run, const std::string& json_path, const std::string& csv_path, const std::string& md_path,
+                         const std::string& plot_path) {
   const auto rows = summarize(run);
+  if (!plot_path.empty()) {
+#ifdef SPECULUM_ENGINE_ONLY
+    throw Error("--plot needs the full build (Qt); this is the engine-only CLI");
+#else
+    write_speed_quality_plot(run, rows, plot_path);
+#endif
+  }
   const std::string md = bench_markdown(run, rows);
   std::cout << md;
   if (!json_path.empty()) write_text_atomically(json_path, bench_run_to_json(run).dump(1) + "\n");
@@ -198,7 +240,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> methods;
     int seeds = 3;
     int warmup = 1;
-    std::string csv, json, md, prompts, shard;
+    std::string csv, json, md, plot, prompts, shard;
     bool forward_cost = false, resume = false;
   };
   auto s = std::make_shared<State>();
@@ -212,6 +254,7 @@ void add_bench_command(CLI::App& app) {
   c->add_option("--csv", s->csv, "Also write the table as CSV");
   c->add_option("--json", s->json, "Also write every image's counts and times as JSON (what `merge` combines)");
   c->add_option("--md", s->md, "Also write the Markdown table");
+  c->add_option("--plot", s->plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
   c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there (same configuration)");
   c->add_option("--shard", s->shard, "Run only part i of N (i/N) of the prompt x seed pairs; `merge` combines the parts' --json");
   c->add_flag("--forward-cost", s->forward_cost,
@@ -256,7 +299,7 @@ void add_bench_command(CLI::App& app) {
         variants.push_back(v);
       }
       measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
-      write_bench_outputs(run, s->json, s->csv, s->md);
+      write_bench_outputs(run, s->json, s->csv, s->md, s->plot);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
@@ -271,7 +314,7 @@ void add_sweep_command(CLI::App& app) {
   struct State {
     EngineFlags engine;
     RequestFlags request;
-    std::string method, json, csv, md, prompts, shard;
+    std::string method, json, csv, md, plot, prompts, shard;
     std::vector<std::string> params;
     int seeds = 3, warmup = 1;
     bool resume = false;
@@ -288,6 +331,7 @@ void add_sweep_command(CLI::App& app) {
   c->add_option("--json", s->json, "Also write every image's counts and times as JSON");
   c->add_option("--csv", s->csv, "Also write the table as CSV");
   c->add_option("--md", s->md, "Also write the Markdown table");
+  c->add_option("--plot", s->plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
   c->add_option("--shard", s->shard, "Run only part i of N (i/N); `merge` combines the parts' --json");
   c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there");
   c->final_callback([s] {
@@ -353,7 +397,7 @@ void add_sweep_command(CLI::App& app) {
           run.methods.push_back(label.str());
         }
       measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
-      write_bench_outputs(run, s->json, s->csv, s->md);
+      write_bench_outputs(run, s->json, s->csv, s->md, s->plot);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
@@ -361,19 +405,20 @@ void add_sweep_command(CLI::App& app) {
 
 void add_merge_command(CLI::App& app) {
   auto parts = std::make_shared<std::vector<std::string>>();
-  auto out = std::make_shared<std::array<std::string, 3>>();
+  auto out = std::make_shared<std::array<std::string, 4>>();
   CLI::App* c = app.add_subcommand("merge", "Combine the --json results of bench shards into the run one bench would have made");
   c->add_option("parts", *parts, "bench --json files, one per shard")->required()->check(CLI::ExistingFile);
   c->add_option("--json", (*out)[0], "Write the merged JSON");
   c->add_option("--csv", (*out)[1], "Write the table as CSV");
   c->add_option("--md", (*out)[2], "Write the Markdown table");
+  c->add_option("--plot", (*out)[3], "Write the speed-quality chart (PNG; needs checker verdicts)");
   c->final_callback([parts, out] {
     const int rc = run_reporting_errors([&] {
       std::vector<BenchRun> runs;
       for (const auto& path : *parts) {
         runs.push_back(bench_run_from_json(parse_untrusted_json(read_bounded(path, "merge"), path, 16), path));
       }
-      write_bench_outputs(merge_bench_runs(runs), (*out)[0], (*out)[1], (*out)[2]);
+      write_bench_outputs(merge_bench_runs(runs), (*out)[0], (*out)[1], (*out)[2], (*out)[3]);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

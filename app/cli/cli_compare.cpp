@@ -11,25 +11,12 @@
 
 #include "cli/cli_options.h"
 #include "cli/eval_records.h"
+#include "trace/bench_records.h"
 
 namespace speculum::cli {
 namespace {
 
-struct Paired {
-  int n = 0, reference = 0, candidate = 0;
-  int reference_only = 0, candidate_only = 0;  // the discordant prompts
-
-  void add(bool ref, bool cand) {
-    ++n, reference += ref, candidate += cand;
-    reference_only += ref && !cand, candidate_only += cand && !ref;
-  }
-  double difference() const { return double(candidate - reference) / n; }  // candidate - reference
-  // Standard error of the paired difference of proportions.
-  double standard_error() const {
-    const double discordant = reference_only + candidate_only, diff = candidate_only - reference_only;
-    return std::sqrt(std::max(0.0, discordant - diff * diff / n)) / n;
-  }
-};
+using Paired = PairedVerdicts;
 
 std::string points(double share) {
   std::ostringstream out;

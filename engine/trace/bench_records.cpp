@@ -33,6 +33,17 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
+void PairedVerdicts::add(bool ref, bool cand) {
+  ++n, reference += ref, candidate += cand;
+  reference_only += ref && !cand, candidate_only += cand && !ref;
+}
+
+double PairedVerdicts::standard_error() const {
+  if (n == 0) return 0;
+  const double discordant = reference_only + candidate_only, diff = candidate_only - reference_only;
+  return std::sqrt(std::max(0.0, discordant - diff * diff / n)) / n;
+}
+
 void count_verify(const Verify& verify, BenchImage& image) {
   for (std::size_t k = 0; k < verify.decisions.size(); ++k) {
     if (image.drafted_at.size() <= k) {
@@ -50,7 +61,7 @@ json bench_run_to_json(const BenchRun& run) {
   for (const auto& i : run.images)
     images.push_back({{"method", i.method}, {"prompt", i.prompt_index}, {"seed", i.seed}, {"tokens", i.tokens}, {"nfe", i.nfe},
                       {"drafted", i.drafted}, {"accepted", i.accepted}, {"drafted_at", i.drafted_at},
-                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}});
+                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"checked", i.checked}, {"passed", i.passed}});
   return {{"format", "speculum-bench/1"}, {"bundle", run.bundle}, {"machine", run.machine}, {"threads", run.threads},
           {"methods", run.methods}, {"prompts", run.prompts}, {"seeds", run.seeds}, {"shard", run.shard},
           {"shards", run.shards}, {"images", images}};
@@ -88,6 +99,8 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
     b.accepted_at = field<std::vector<long>>(i, "accepted_at", at);
     b.wall_ms = field<double>(i, "wall_ms", at);
     b.forward_ms = field<double>(i, "forward_ms", at);
+    b.checked = field<int>(i, "checked", at);
+    b.passed = field<int>(i, "passed", at);
     if (b.prompt_index < 0 || b.prompt_index >= static_cast<int>(run.prompts.size()) ||
         std::find(run.methods.begin(), run.methods.end(), b.method) == run.methods.end())
       throw Error(at + ": names a prompt or method the run does not have");
@@ -153,9 +166,9 @@ Spread spread_of(std::vector<double> v) {
 }
 
 std::vector<BenchRow> summarize(const BenchRun& run) {
-  std::map<std::pair<int, std::uint64_t>, double> ar_ms;
+  std::map<std::pair<int, std::uint64_t>, const BenchImage*> ar_image;
   for (const auto& i : run.images)
-    if (i.method == "ar") ar_ms[{i.prompt_index, i.seed}] = i.wall_ms;
+    if (i.method == "ar") ar_image[{i.prompt_index, i.seed}] = &i;
   std::vector<BenchRow> rows;
   for (const auto& method : run.methods) {
     BenchRow row;
@@ -167,8 +180,11 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
       row.tokens += i.tokens, row.nfe += i.nfe, row.drafted += i.drafted, row.accepted += i.accepted;
       row.wall_ms += i.wall_ms, row.forward_ms += i.forward_ms;
       ms.push_back(i.wall_ms);
-      const auto ar = ar_ms.find({i.prompt_index, i.seed});
-      if (ar != ar_ms.end() && i.wall_ms > 0) speedups.push_back(ar->second / i.wall_ms);
+      row.checked += i.checked, row.passed += i.passed;
+      const auto ar = ar_image.find({i.prompt_index, i.seed});
+      if (ar == ar_image.end()) continue;
+      if (i.wall_ms > 0) speedups.push_back(ar->second->wall_ms / i.wall_ms);
+      if (i.checked && ar->second->checked) row.vs_ar.add(ar->second->passed, i.passed);
     }
     row.ms_per_image = spread_of(ms);
     row.speedup = spread_of(speedups);
@@ -179,11 +195,13 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
 
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::ostringstream csv;
-  csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,ms_per_image_median,ms_per_image_q1,"
+  csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,checked,passed,vs_ar_points,"
+         "vs_ar_half_width_95,ms_per_image_median,ms_per_image_q1,"
          "ms_per_image_q3,outside_forward_share,speedup_median,speedup_q1,speedup_q3\n";
   for (const auto& r : rows)
     csv << r.method << "," << r.images << "," << r.tokens << "," << r.nfe << "," << r.drafted << "," << r.accepted << ","
-        << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << ","
+        << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << "," << r.checked << ","
+        << r.passed << "," << fixed(100 * r.vs_ar.difference(), 2) << "," << fixed(196 * r.vs_ar.standard_error(), 2) << ","
         << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
         << fixed(r.outside_forward_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
         << fixed(r.speedup.q3, 4) << "\n";
@@ -192,17 +210,31 @@ std::string bench_csv(const std::vector<BenchRow>& rows) {
 
 std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& rows) {
   std::ostringstream md;
+  const bool quality = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.checked > 0; });
   md << "Bundle `" << run.bundle << "`; " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s) per method, methods "
      << "alternating per image; " << run.threads << " thread(s); " << run.machine << ".\n\n"
      << "| method | images | NFE / image | τ | acceptance | ms / image, median [IQR] | outside the forward | "
-        "speed-up vs `ar`, median [IQR] |\n|---|---|---|---|---|---|---|---|\n";
-  for (const auto& r : rows)
+        "speed-up vs `ar`, median [IQR] |"
+     << (quality ? " checker passed | vs `ar`, points [95 %] |\n" : "\n") << "|---|---|---|---|---|---|---|---|"
+     << (quality ? "---|---|\n" : "\n");
+  for (const auto& r : rows) {
     md << "| `" << r.method << "` | " << r.images << " | " << fixed(r.nfe_per_image(), 1) << " | " << fixed(r.tau(), 2) << " | "
        << (r.drafted ? fixed(100 * r.acceptance(), 1) + " % (" + std::to_string(r.accepted) + " / " + std::to_string(r.drafted) + ")"
                      : std::string("—"))
        << " | " << fixed(r.ms_per_image.median, 1) << " [" << fixed(r.ms_per_image.q1, 1) << ", " << fixed(r.ms_per_image.q3, 1)
        << "] | " << fixed(100 * r.outside_forward_share(), 1) << " % | " << fixed(r.speedup.median, 2) << "× ["
-       << fixed(r.speedup.q1, 2) << ", " << fixed(r.speedup.q3, 2) << "] |\n";
+       << fixed(r.speedup.q1, 2) << ", " << fixed(r.speedup.q3, 2) << "] |";
+    if (quality) {
+      const double d = 100 * r.vs_ar.difference(), half = 196 * r.vs_ar.standard_error();
+      md << " " << (r.checked ? fixed(100.0 * r.passed / r.checked, 1) + " % (" + std::to_string(r.passed) + " / " +
+                                    std::to_string(r.checked) + ")"
+                              : std::string("—"))
+         << " | " << (r.method == "ar" ? std::string("—") : (d >= 0 ? "+" : "") + fixed(d, 1) + " [" + fixed(d - half, 1) + ", " +
+                                                               fixed(d + half, 1) + "]")
+         << " |";
+    }
+    md << "\n";
+  }
   return md.str();
 }
 

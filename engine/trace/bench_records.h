@@ -13,6 +13,16 @@
 
 namespace speculum {
 
+// Two methods' pass / fail verdicts on the same prompts and seeds: the paired difference of their pass rates
+// and its standard error (from the discordant pairs, as McNemar's test).
+struct PairedVerdicts {
+  int n = 0, reference = 0, candidate = 0;
+  int reference_only = 0, candidate_only = 0;  // the discordant pairs
+  void add(bool ref, bool cand);
+  double difference() const { return n ? double(candidate - reference) / n : 0; }  // candidate - reference
+  double standard_error() const;
+};
+
 struct BenchImage {
   std::string method;
   int prompt_index = 0;  // into BenchRun::prompts
@@ -26,6 +36,8 @@ struct BenchImage {
   std::vector<long> accepted_at;
   double wall_ms = 0;
   double forward_ms = 0;  // inside target forwards; the rest (drafting, sampling, bookkeeping) is wall - forward
+  int checked = 0;  // 1 when the prompt checker scored the image (shapes captions, full builds)
+  int passed = 0;   // 1 when every claim of the prompt held
 };
 
 // Counts one Verify event into `image`.
@@ -69,6 +81,8 @@ struct BenchRow {
   double wall_ms = 0, forward_ms = 0;
   Spread ms_per_image;
   Spread speedup;  // per image: ar's wall time for the same prompt and seed over this method's
+  int checked = 0, passed = 0;
+  PairedVerdicts vs_ar;  // checker verdicts paired with ar's on the same prompt and seed
   double nfe_per_image() const { return images ? double(nfe) / images : 0; }
   double tau() const { return nfe ? double(tokens) / nfe : 0; }
   double acceptance() const { return drafted ? double(accepted) / drafted : 0; }
