@@ -102,6 +102,15 @@ class TestBenchRecords : public QObject {
     QVERIFY(std::abs(p.standard_error() - std::sqrt(3.6) / 10) < 1e-12);
   }
 
+  void token_agreement_with_ar_is_counted_over_tokens() {
+    BenchRun run = two_prompt_run();
+    run.images[1].same_as_ar = 64;  // sjd on prompt 0: ar's image exactly
+    run.images[3].same_as_ar = 32;  // sjd on prompt 1: half of it
+    const BenchRow sjd = summarize(run)[1];
+    QCOMPARE(sjd.same_as_ar, 96L);
+    QVERIFY(bench_markdown(run, summarize(run)).find("| 80.0 % (80 / 100) | 75.0 % |") != std::string::npos);
+  }
+
   void json_round_trip_and_errors() {
     const BenchRun run = two_prompt_run();
     const BenchRun back = bench_run_from_json(bench_run_to_json(run), "x.json");

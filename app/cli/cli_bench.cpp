@@ -177,6 +177,7 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
   const auto start = std::chrono::steady_clock::now();
   auto saved = start;
   for (std::size_t n = 0; n < pairs.size(); ++n) {
+    std::vector<int> ar_tokens;  // variant 0 is ar
     for (std::size_t v = 0; v < variants.size(); ++v) {
       BenchImage image;
       image.method = run.methods[v];
@@ -191,6 +192,8 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
       if (score)
         if (const auto verdict = score(run.prompts[static_cast<std::size_t>(image.prompt_index)], result.image))
           image.checked = 1, image.passed = *verdict;
+      if (v == 0) ar_tokens = result.tokens;
+      for (std::size_t t = 0; t < result.tokens.size() && t < ar_tokens.size(); ++t) image.same_as_ar += result.tokens[t] == ar_tokens[t];
       image.tokens = m.tokens;
       image.nfe = m.nfe;
       image.wall_ms = m.wall_ms;

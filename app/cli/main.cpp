@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   speculum::cli::add_bench_command(app);
   speculum::cli::add_merge_command(app);
   speculum::cli::add_sweep_command(app);
-  CLI::App* train = speculum::cli::add_train_commands(app);
+  [[maybe_unused]] CLI::App* train = speculum::cli::add_train_commands(app);  // used by the image commands
   speculum::cli::add_compare_command(app);
   speculum::cli::add_calibrate_command(app);
 #ifndef SPECULUM_ENGINE_ONLY  // the commands that render, check or plot images (OpenCV, Qt)

@@ -61,7 +61,7 @@ json bench_run_to_json(const BenchRun& run) {
   for (const auto& i : run.images)
     images.push_back({{"method", i.method}, {"prompt", i.prompt_index}, {"seed", i.seed}, {"tokens", i.tokens}, {"nfe", i.nfe},
                       {"drafted", i.drafted}, {"accepted", i.accepted}, {"drafted_at", i.drafted_at},
-                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"checked", i.checked}, {"passed", i.passed}});
+                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"same_as_ar", i.same_as_ar}, {"checked", i.checked}, {"passed", i.passed}});
   return {{"format", "speculum-bench/1"}, {"bundle", run.bundle}, {"machine", run.machine}, {"threads", run.threads},
           {"methods", run.methods}, {"prompts", run.prompts}, {"seeds", run.seeds}, {"shard", run.shard},
           {"shards", run.shards}, {"images", images}};
@@ -99,6 +99,7 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
     b.accepted_at = field<std::vector<long>>(i, "accepted_at", at);
     b.wall_ms = field<double>(i, "wall_ms", at);
     b.forward_ms = field<double>(i, "forward_ms", at);
+    b.same_as_ar = field<int>(i, "same_as_ar", at);
     b.checked = field<int>(i, "checked", at);
     b.passed = field<int>(i, "passed", at);
     if (b.prompt_index < 0 || b.prompt_index >= static_cast<int>(run.prompts.size()) ||
@@ -180,7 +181,7 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
       row.tokens += i.tokens, row.nfe += i.nfe, row.drafted += i.drafted, row.accepted += i.accepted;
       row.wall_ms += i.wall_ms, row.forward_ms += i.forward_ms;
       ms.push_back(i.wall_ms);
-      row.checked += i.checked, row.passed += i.passed;
+      row.checked += i.checked, row.passed += i.passed, row.same_as_ar += i.same_as_ar;
       const auto ar = ar_image.find({i.prompt_index, i.seed});
       if (ar == ar_image.end()) continue;
       if (i.wall_ms > 0) speedups.push_back(ar->second->wall_ms / i.wall_ms);
@@ -195,12 +196,12 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
 
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::ostringstream csv;
-  csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,checked,passed,vs_ar_points,"
-         "vs_ar_half_width_95,ms_per_image_median,ms_per_image_q1,"
+  csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,same_as_ar,checked,passed,"
+         "vs_ar_points,vs_ar_half_width_95,ms_per_image_median,ms_per_image_q1,"
          "ms_per_image_q3,outside_forward_share,speedup_median,speedup_q1,speedup_q3\n";
   for (const auto& r : rows)
     csv << r.method << "," << r.images << "," << r.tokens << "," << r.nfe << "," << r.drafted << "," << r.accepted << ","
-        << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << "," << r.checked << ","
+        << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << "," << r.same_as_ar << "," << r.checked << ","
         << r.passed << "," << fixed(100 * r.vs_ar.difference(), 2) << "," << fixed(196 * r.vs_ar.standard_error(), 2) << ","
         << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
         << fixed(r.outside_forward_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
@@ -213,14 +214,15 @@ std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& row
   const bool quality = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.checked > 0; });
   md << "Bundle `" << run.bundle << "`; " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s) per method, methods "
      << "alternating per image; " << run.threads << " thread(s); " << run.machine << ".\n\n"
-     << "| method | images | NFE / image | τ | acceptance | ms / image, median [IQR] | outside the forward | "
-        "speed-up vs `ar`, median [IQR] |"
-     << (quality ? " checker passed | vs `ar`, points [95 %] |\n" : "\n") << "|---|---|---|---|---|---|---|---|"
+     << "| method | images | NFE / image | τ | acceptance | same tokens as `ar` | ms / image, median [IQR] | "
+        "outside the forward | speed-up vs `ar`, median [IQR] |"
+     << (quality ? " checker passed | vs `ar`, points [95 %] |\n" : "\n") << "|---|---|---|---|---|---|---|---|---|"
      << (quality ? "---|---|\n" : "\n");
   for (const auto& r : rows) {
     md << "| `" << r.method << "` | " << r.images << " | " << fixed(r.nfe_per_image(), 1) << " | " << fixed(r.tau(), 2) << " | "
        << (r.drafted ? fixed(100 * r.acceptance(), 1) + " % (" + std::to_string(r.accepted) + " / " + std::to_string(r.drafted) + ")"
                      : std::string("—"))
+       << " | " << (r.tokens ? fixed(100.0 * r.same_as_ar / r.tokens, 1) + " %" : std::string("—"))
        << " | " << fixed(r.ms_per_image.median, 1) << " [" << fixed(r.ms_per_image.q1, 1) << ", " << fixed(r.ms_per_image.q3, 1)
        << "] | " << fixed(100 * r.outside_forward_share(), 1) << " % | " << fixed(r.speedup.median, 2) << "× ["
        << fixed(r.speedup.q1, 2) << ", " << fixed(r.speedup.q3, 2) << "] |";

@@ -36,6 +36,7 @@ struct BenchImage {
   std::vector<long> accepted_at;
   double wall_ms = 0;
   double forward_ms = 0;  // inside target forwards; the rest (drafting, sampling, bookkeeping) is wall - forward
+  int same_as_ar = 0;  // tokens equal to ar's image for the same prompt and seed (greedy: lossless methods give all)
   int checked = 0;  // 1 when the prompt checker scored the image (shapes captions, full builds)
   int passed = 0;   // 1 when every claim of the prompt held
 };
@@ -81,6 +82,7 @@ struct BenchRow {
   double wall_ms = 0, forward_ms = 0;
   Spread ms_per_image;
   Spread speedup;  // per image: ar's wall time for the same prompt and seed over this method's
+  long same_as_ar = 0;  // over `tokens`: agreement with ar's images token by token
   int checked = 0, passed = 0;
   PairedVerdicts vs_ar;  // checker verdicts paired with ar's on the same prompt and seed
   double nfe_per_image() const { return images ? double(nfe) / images : 0; }
