@@ -20,6 +20,7 @@
 #include "io/json_fields.h"
 #ifndef SPECULUM_ENGINE_ONLY
 #include "cli/speed_quality_plot.h"
+#include "cli/sweep_grid.h"
 #include "eval/prompt_checker.h"
 #endif
 #include "trace/bench_records.h"
@@ -317,7 +318,7 @@ void add_sweep_command(CLI::App& app) {
   struct State {
     EngineFlags engine;
     RequestFlags request;
-    std::string method, json, csv, md, plot, prompts, shard;
+    std::string method, json, csv, md, plot, grid, prompts, shard;
     std::vector<std::string> params;
     int seeds = 3, warmup = 1;
     bool resume = false;
@@ -337,8 +338,12 @@ void add_sweep_command(CLI::App& app) {
   c->add_option("--plot", s->plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
   c->add_option("--shard", s->shard, "Run only part i of N (i/N); `merge` combines the parts' --json");
   c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there");
+  c->add_option("--grid", s->grid, "Also write the image grid (PNG): each setting's image of the first prompt and seed, ar beside it");
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
+#ifdef SPECULUM_ENGINE_ONLY
+      if (!s->grid.empty()) throw Error("--grid needs the full build (Qt); this is the engine-only CLI");
+#endif
       if (s->params.size() > 2) throw Error("sweep: at most two --param axes (got " + std::to_string(s->params.size()) + ")");
       std::vector<std::pair<std::string, std::vector<double>>> axes;
       for (const auto& spec : s->params) {
@@ -401,6 +406,23 @@ void add_sweep_command(CLI::App& app) {
         }
       measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
       write_bench_outputs(run, s->json, s->csv, s->md, s->plot);
+#ifndef SPECULUM_ENGINE_ONLY
+      if (!s->grid.empty()) {  // the first prompt and seed once more per setting (same request, same tokens)
+        std::vector<Image> images;
+        for (const auto& v : variants) {
+          GenerateParams p = base;
+          p.method = v.method;
+          p.method_options = v.options;
+          p.prompt = run.prompts.front();
+          p.class_id = -1;
+          p.seed = 0;
+          images.push_back(engine->generate(p).image);
+        }
+        std::vector<SweepAxis> grid_axes;
+        for (const auto& [name, values] : axes) grid_axes.push_back({name, values});
+        write_sweep_grid(s->method, grid_axes, images, "\"" + run.prompts.front() + "\", seed 0", s->grid);
+      }
+#endif
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
