@@ -306,6 +306,7 @@ GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& c
   result.cancelled = !session.complete();
   result.image = result.cancelled ? preview(result.tokens).image : decode(result.tokens);
   result.metrics = metrics.metrics();
+  result.metrics.draft_ms = session.draft_ms();
   if (cb.preview && params.preview_every > 0 && last_preview != session.committed()) cb.preview(preview(result.tokens));
   return result;
 }

@@ -9,7 +9,7 @@ run=(bench --bundle "$bundle" --methods ar,sjd,eagle --prompts builtin:3 --seeds
 "$cli" "${run[@]}" --json "$dir/full.json" --csv "$dir/full.csv" >/dev/null 2>&1
 for i in 0 1 2; do "$cli" "${run[@]}" --shard $i/3 --json "$dir/part$i.json" >/dev/null 2>&1; done
 "$cli" merge "$dir/part2.json" "$dir/part0.json" "$dir/part1.json" --json "$dir/merged.json" --csv "$dir/merged.csv" >/dev/null
-untimed() { grep -vE '"(wall_ms|forward_ms)"' "$1"; }
+untimed() { grep -vE '"(wall_ms|forward_ms|draft_ms)"' "$1"; }
 diff <(untimed "$dir/full.json") <(untimed "$dir/merged.json")
 diff <(cut -d, -f1-14 "$dir/full.csv") <(cut -d, -f1-14 "$dir/merged.csv")
 grep -q '"drafted": [1-9]' "$dir/merged.json"  # the comparison covers real draft counts

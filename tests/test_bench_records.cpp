@@ -21,6 +21,7 @@ BenchImage image(const std::string& method, int prompt, std::uint64_t seed, int 
   i.accepted = accepted;
   i.wall_ms = wall_ms;
   i.forward_ms = wall_ms / 2;
+  i.draft_ms = wall_ms / 4;
   return i;
 }
 
@@ -76,6 +77,7 @@ class TestBenchRecords : public QObject {
     QCOMPARE(sjd.speedup.median, 3.0);
     QCOMPARE(rows[0].speedup.median, 1.0);
     QCOMPARE(sjd.outside_forward_share(), 0.5);
+    QCOMPARE(sjd.draft_share(), 0.25);
     const std::string csv = bench_csv(rows);
     QVERIFY(csv.find("sjd,2,128,48,100,80,24.00,2.6667,0.8000") != std::string::npos);
     QVERIFY(bench_markdown(two_prompt_run(), rows).find("| `sjd` | 2 | 24.0 | 2.67 | 80.0 % (80 / 100) |") != std::string::npos);

@@ -199,6 +199,7 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
       image.nfe = m.nfe;
       image.wall_ms = m.wall_ms;
       image.forward_ms = m.forward_ms;
+      image.draft_ms = m.draft_ms;
       run.images.push_back(std::move(image));
     }
     const auto now = std::chrono::steady_clock::now();

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <type_traits>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -65,6 +66,22 @@ class DecodeSession {
   int step() const { return step_; }
   int nfe() const { return nfe_; }
   double forward_ms() const { return forward_ms_; }
+  // Runs `work` (a drafter's forward, SSD's heads, MuLo-SD's low-resolution drafter and up-sampling) and counts
+  // its wall time as drafting, so a run's time splits into target forwards, drafting and the rest.
+  template <typename Work>
+  decltype(auto) drafting(Work&& work) {
+    const auto start = Clock::now();
+    const auto count = [&] { draft_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+    if constexpr (std::is_void_v<decltype(work())>) {
+      work();
+      count();
+    } else {
+      auto result = work();
+      count();
+      return result;
+    }
+  }
+  double draft_ms() const { return draft_ms_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -84,6 +101,7 @@ class DecodeSession {
   int step_ = -1;
   int nfe_ = 0;
   double forward_ms_ = 0;
+  double draft_ms_ = 0;
   // per step
   Clock::time_point step_start_;
   int step_nfe_ = 0;

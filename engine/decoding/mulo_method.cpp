@@ -134,7 +134,7 @@ void MuloMethod::run(DecodeSession& s) {
   const int cols = s.cols();
   s.commit_first_token(/*want_hidden=*/false);
   const int prefix_slots = s.cache().length();
-  LowResDrafting drafting(s, drafter_);
+  LowResDrafting low_res(s, drafter_);
   const int vocab = static_cast<int>(geometry_.vocab());
   int kv_valid = 0;  // image cells whose keys and values in the target's cache hold their current tokens
   std::vector<int> block;  // the block's tokens
@@ -161,19 +161,21 @@ void MuloMethod::run(DecodeSession& s) {
   };
   at::Tensor context;  // pixels of the last committed low row's worth of full-resolution rows
 
-  for (int low_row = 0; low_row < drafting.rows() && !s.cancel_requested(); low_row += params_.rows_per_cycle) {
-    const int low_rows = std::min(params_.rows_per_cycle, drafting.rows() - low_row);
+  for (int low_row = 0; low_row < low_res.rows() && !s.cancel_requested(); low_row += params_.rows_per_cycle) {
+    const int low_rows = std::min(params_.rows_per_cycle, low_res.rows() - low_row);
     const int row0 = low_row * factor, end = (low_row + low_rows) * factor * cols;
     begin = std::max(row0 * cols, 1);  // cell 0 came from the target's first pass
     s.begin_step("verify");
-    s.emit(drafting.draft(low_row * drafting.cols(), (low_row + low_rows) * drafting.cols()));
+    s.emit(s.drafting([&] { return low_res.draft(low_row * low_res.cols(), (low_row + low_rows) * low_res.cols()); }));
     // U_r on a band: the drafted low rows and one committed low row above them, whose pixels come from the
     // committed image (`context`), so the tokenizer sees the new rows continue it; cheaper than the whole grid.
     const int band_low = std::max(0, low_row - 1), context_rows = (low_row - band_low) * factor;
-    const at::Tensor high = scaler.up(drafting.grid().narrow(0, band_low, low_row + low_rows - band_low), context, context_rows)
-                                .narrow(0, context_rows, low_rows * factor)
-                                .reshape({-1})
-                                .contiguous();
+    const at::Tensor high = s.drafting([&] {
+      return scaler.up(low_res.grid().narrow(0, band_low, low_row + low_rows - band_low), context, context_rows)
+          .narrow(0, context_rows, low_rows * factor)
+          .reshape({-1})
+          .contiguous();
+    });
     block.assign(high.data_ptr<std::int64_t>() + (begin - row0 * cols), high.data_ptr<std::int64_t>() + high.numel());
     Draft up{s.step(), 0, "upsampler", {}, block, {}, {}, {}};
     for (int raster = begin; raster < end; ++raster) up.cells.push_back(s.cell_of(raster));
@@ -243,13 +245,15 @@ void MuloMethod::run(DecodeSession& s) {
     s.commit(rasters, block, p_final, prefix_slots + begin, prefix_slots + end);
     if (end < s.total_tokens()) {  // D_r: the committed rows, shrunk, become the drafter's prefix
       // On a band again: the cycle's rows and one low row's worth above; its last low row's pixels are the next context.
-      const at::Tensor band = long_tensor(s.tokens()).reshape({s.rows(), cols}).narrow(0, band_low * factor, end / cols - band_low * factor);
-      const at::Tensor pixels = scaler.pixels(band);
-      const std::int64_t low_row_pixels = pixels.size(2) / (low_row + low_rows - band_low);
-      context = pixels.narrow(2, pixels.size(2) - low_row_pixels, low_row_pixels);
-      const at::Tensor low = scaler.down(pixels).narrow(0, low_row - band_low, low_rows).reshape({-1}).contiguous();
-      s.emit(drafting.correct(low_row * drafting.cols(),
-                              std::vector<int>(low.data_ptr<std::int64_t>(), low.data_ptr<std::int64_t>() + low.numel())));
+      s.emit(s.drafting([&] {
+        const at::Tensor band = long_tensor(s.tokens()).reshape({s.rows(), cols}).narrow(0, band_low * factor, end / cols - band_low * factor);
+        const at::Tensor pixels = scaler.pixels(band);
+        const std::int64_t low_row_pixels = pixels.size(2) / (low_row + low_rows - band_low);
+        context = pixels.narrow(2, pixels.size(2) - low_row_pixels, low_row_pixels);
+        const at::Tensor low = scaler.down(pixels).narrow(0, low_row - band_low, low_rows).reshape({-1}).contiguous();
+        return low_res.correct(low_row * low_res.cols(),
+                               std::vector<int>(low.data_ptr<std::int64_t>(), low.data_ptr<std::int64_t>() + low.numel()));
+      }));
     }
     s.end_step(accept_rate);
   }

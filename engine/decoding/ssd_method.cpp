@@ -61,7 +61,7 @@ class BlockRun {
       : s_(s), features_(features), last_(last), n_(static_cast<int>(source_of.size())), sources_(std::move(sources)),
         source_of_(std::move(source_of)), tokens_(n_, -1) {
     // q of every cell: the target's own head on the predicted features, processed like the target's p.
-    q_ = s_.distribution(s_.target().head(predicted)).to(at::kCPU).contiguous();
+    q_ = s_.drafting([&] { return s_.distribution(s_.target().head(predicted)).to(at::kCPU).contiguous(); });
   }
 
   // JOINT: `rounds` verify-and-correct passes (fewer with early stop) and the commit; returns the new last raster.
@@ -238,7 +238,8 @@ void SsdMethod::run(DecodeSession& s) {
     std::vector<std::string> sources;
     std::vector<int> source_of;
     for (int delta = 1; delta <= m; ++delta) {
-      predicted.push_back(heads_.predict(SpatialDirection::Horizontal, delta, features.select(1, last), token_at(last)));
+      predicted.push_back(
+          s.drafting([&] { return heads_.predict(SpatialDirection::Horizontal, delta, features.select(1, last), token_at(last)); }));
       sources.push_back("h_head(" + std::to_string(delta) + ")");
       source_of.push_back(delta - 1);
     }
@@ -254,7 +255,7 @@ void SsdMethod::run(DecodeSession& s) {
     std::vector<std::string> sources;
     std::vector<int> source_of;
     for (int delta = 1; delta <= block_rows; ++delta) {
-      predicted.push_back(heads_.predict(SpatialDirection::Vertical, delta, above, above_tokens));
+      predicted.push_back(s.drafting([&] { return heads_.predict(SpatialDirection::Vertical, delta, above, above_tokens); }));
       sources.push_back("v_head(" + std::to_string(delta) + ")");
       source_of.insert(source_of.end(), cols, delta - 1);
     }

@@ -189,11 +189,14 @@ void TreeMethod::run(DecodeSession& s) {
     const int fresh = static_cast<int>(pending_tokens.size());
     std::vector<std::int64_t> fresh_positions;
     for (int i = 0; i < fresh; ++i) fresh_positions.push_back(s.position_of(last - fresh + 1 + i));
-    const at::Tensor caught_up =
-        drafter_.forward(at::tensor(pending_tokens, at::kLong), pending_features, fresh_positions, {}, draft_cache);
-    const int committed_slots = draft_cache.length();
-    const DraftTree tree = grow_tree(s, drafter_, params_, caught_up.narrow(1, fresh - 1, 1), last, draft_cache);
-    draft_cache.truncate(committed_slots);
+    const DraftTree tree = s.drafting([&] {
+      const at::Tensor caught_up =
+          drafter_.forward(at::tensor(pending_tokens, at::kLong), pending_features, fresh_positions, {}, draft_cache);
+      const int committed_slots = draft_cache.length();
+      DraftTree grown = grow_tree(s, drafter_, params_, caught_up.narrow(1, fresh - 1, 1), last, draft_cache);
+      draft_cache.truncate(committed_slots);
+      return grown;
+    });
 
     Draft draft{s.step(), 0, "tree", {}, {}, {}, {}, {}};
     for (const DraftNode& n : tree.nodes()) {

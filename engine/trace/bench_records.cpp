@@ -61,7 +61,7 @@ json bench_run_to_json(const BenchRun& run) {
   for (const auto& i : run.images)
     images.push_back({{"method", i.method}, {"prompt", i.prompt_index}, {"seed", i.seed}, {"tokens", i.tokens}, {"nfe", i.nfe},
                       {"drafted", i.drafted}, {"accepted", i.accepted}, {"drafted_at", i.drafted_at},
-                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"same_as_ar", i.same_as_ar}, {"checked", i.checked}, {"passed", i.passed}});
+                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"draft_ms", i.draft_ms}, {"same_as_ar", i.same_as_ar}, {"checked", i.checked}, {"passed", i.passed}});
   return {{"format", "speculum-bench/1"}, {"bundle", run.bundle}, {"machine", run.machine}, {"threads", run.threads},
           {"methods", run.methods}, {"prompts", run.prompts}, {"seeds", run.seeds}, {"shard", run.shard},
           {"shards", run.shards}, {"images", images}};
@@ -99,6 +99,7 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
     b.accepted_at = field<std::vector<long>>(i, "accepted_at", at);
     b.wall_ms = field<double>(i, "wall_ms", at);
     b.forward_ms = field<double>(i, "forward_ms", at);
+    b.draft_ms = field<double>(i, "draft_ms", at);
     b.same_as_ar = field<int>(i, "same_as_ar", at);
     b.checked = field<int>(i, "checked", at);
     b.passed = field<int>(i, "passed", at);
@@ -179,7 +180,7 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
       if (i.method != method) continue;
       ++row.images;
       row.tokens += i.tokens, row.nfe += i.nfe, row.drafted += i.drafted, row.accepted += i.accepted;
-      row.wall_ms += i.wall_ms, row.forward_ms += i.forward_ms;
+      row.wall_ms += i.wall_ms, row.forward_ms += i.forward_ms, row.draft_ms += i.draft_ms;
       ms.push_back(i.wall_ms);
       row.checked += i.checked, row.passed += i.passed, row.same_as_ar += i.same_as_ar;
       const auto ar = ar_image.find({i.prompt_index, i.seed});
@@ -198,13 +199,13 @@ std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::ostringstream csv;
   csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,same_as_ar,checked,passed,"
          "vs_ar_points,vs_ar_half_width_95,ms_per_image_median,ms_per_image_q1,"
-         "ms_per_image_q3,outside_forward_share,speedup_median,speedup_q1,speedup_q3\n";
+         "ms_per_image_q3,outside_forward_share,draft_share,speedup_median,speedup_q1,speedup_q3\n";
   for (const auto& r : rows)
     csv << r.method << "," << r.images << "," << r.tokens << "," << r.nfe << "," << r.drafted << "," << r.accepted << ","
         << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << "," << r.same_as_ar << "," << r.checked << ","
         << r.passed << "," << fixed(100 * r.vs_ar.difference(), 2) << "," << fixed(196 * r.vs_ar.standard_error(), 2) << ","
         << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
-        << fixed(r.outside_forward_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
+        << fixed(r.outside_forward_share(), 4) << "," << fixed(r.draft_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
         << fixed(r.speedup.q3, 4) << "\n";
   return csv.str();
 }
@@ -215,7 +216,7 @@ std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& row
   md << "Bundle `" << run.bundle << "`; " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s) per method, methods "
      << "alternating per image; " << run.threads << " thread(s); " << run.machine << ".\n\n"
      << "| method | images | NFE / image | τ | acceptance | same tokens as `ar` | ms / image, median [IQR] | "
-        "outside the forward | speed-up vs `ar`, median [IQR] |"
+        "outside the forward (drafting) | speed-up vs `ar`, median [IQR] |"
      << (quality ? " checker passed | vs `ar`, points [95 %] |\n" : "\n") << "|---|---|---|---|---|---|---|---|---|"
      << (quality ? "---|---|\n" : "\n");
   for (const auto& r : rows) {
@@ -224,7 +225,7 @@ std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& row
                      : std::string("—"))
        << " | " << (r.tokens ? fixed(100.0 * r.same_as_ar / r.tokens, 1) + " %" : std::string("—"))
        << " | " << fixed(r.ms_per_image.median, 1) << " [" << fixed(r.ms_per_image.q1, 1) << ", " << fixed(r.ms_per_image.q3, 1)
-       << "] | " << fixed(100 * r.outside_forward_share(), 1) << " % | " << fixed(r.speedup.median, 2) << "× ["
+       << "] | " << fixed(100 * r.outside_forward_share(), 1) << " % (" << fixed(100 * r.draft_share(), 1) << " %) | " << fixed(r.speedup.median, 2) << "× ["
        << fixed(r.speedup.q1, 2) << ", " << fixed(r.speedup.q3, 2) << "] |";
     if (quality) {
       const double d = 100 * r.vs_ar.difference(), half = 196 * r.vs_ar.standard_error();

@@ -35,7 +35,8 @@ struct BenchImage {
   std::vector<long> drafted_at;
   std::vector<long> accepted_at;
   double wall_ms = 0;
-  double forward_ms = 0;  // inside target forwards; the rest (drafting, sampling, bookkeeping) is wall - forward
+  double forward_ms = 0;  // inside target forwards
+  double draft_ms = 0;    // drafting (drafters, heads, up-sampling); the rest (sampling, bookkeeping) is wall - forward - draft
   int same_as_ar = 0;  // tokens equal to ar's image for the same prompt and seed (greedy: lossless methods give all)
   int checked = 0;  // 1 when the prompt checker scored the image (shapes captions, full builds)
   int passed = 0;   // 1 when every claim of the prompt held
@@ -79,7 +80,7 @@ struct BenchRow {
   std::string method;
   int images = 0;
   long tokens = 0, nfe = 0, drafted = 0, accepted = 0;
-  double wall_ms = 0, forward_ms = 0;
+  double wall_ms = 0, forward_ms = 0, draft_ms = 0;
   Spread ms_per_image;
   Spread speedup;  // per image: ar's wall time for the same prompt and seed over this method's
   long same_as_ar = 0;  // over `tokens`: agreement with ar's images token by token
@@ -89,6 +90,7 @@ struct BenchRow {
   double tau() const { return nfe ? double(tokens) / nfe : 0; }
   double acceptance() const { return drafted ? double(accepted) / drafted : 0; }
   double outside_forward_share() const { return wall_ms > 0 ? 1 - forward_ms / wall_ms : 0; }
+  double draft_share() const { return wall_ms > 0 ? draft_ms / wall_ms : 0; }
 };
 
 // One row per method (in run order); speed-ups pair each image with ar's for the same prompt and seed.
