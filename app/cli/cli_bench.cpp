@@ -236,6 +236,25 @@ void write_bench_outputs(const BenchRun& run, const std::string& json_path, cons
   if (!md_path.empty()) write_text_atomically(md_path, md);
 }
 
+// The flags bench and sweep share: what to run on, and where the results go.
+struct RunFlags {
+  std::string prompts, shard, json, csv, md, plot;
+  int seeds = 3, warmup = 1;
+  bool resume = false;
+
+  void add_to(CLI::App& c) {
+    c.add_option("--prompts", prompts, "FILE (one prompt or class name per line) or builtin:N (the eval protocol's first N)");
+    c.add_option("--seeds", seeds, "Images per prompt and method (seeds 0..N-1)")->check(CLI::Range(1, 100000))->capture_default_str();
+    c.add_option("--warmup", warmup, "Untimed runs per method first")->check(CLI::Range(0, 100))->capture_default_str();
+    c.add_option("--json", json, "Also write every image's counts and times as JSON (saved as it goes; what `merge` combines)");
+    c.add_option("--csv", csv, "Also write the table as CSV");
+    c.add_option("--md", md, "Also write the Markdown table");
+    c.add_option("--plot", plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
+    c.add_option("--shard", shard, "Run only part i of N (i/N) of the prompt x seed pairs; `merge` combines the parts' --json");
+    c.add_flag("--resume", resume, "Continue the interrupted run whose --json is there (same configuration)");
+  }
+};
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -243,25 +262,15 @@ void add_bench_command(CLI::App& app) {
     EngineFlags engine;
     RequestFlags request;
     std::vector<std::string> methods;
-    int seeds = 3;
-    int warmup = 1;
-    std::string csv, json, md, plot, prompts, shard;
-    bool forward_cost = false, resume = false;
+    RunFlags flags;
+    bool forward_cost = false;
   };
   auto s = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("bench", "Benchmark methods x seeds; ratios against ar from the same run");
   s->engine.add_to(*c);
   s->request.add_to(*c, /*with_method=*/false);
   c->add_option("--methods", s->methods, "Methods to compare (default: all); ar is always included")->delimiter(',');
-  c->add_option("--prompts", s->prompts, "FILE (one prompt or class name per line) or builtin:N (the eval protocol's first N)");
-  c->add_option("--seeds", s->seeds, "Images per prompt and method (seeds 0..N-1)")->check(CLI::Range(1, 100000))->capture_default_str();
-  c->add_option("--warmup", s->warmup, "Untimed runs per method first")->check(CLI::Range(0, 100))->capture_default_str();
-  c->add_option("--csv", s->csv, "Also write the table as CSV");
-  c->add_option("--json", s->json, "Also write every image's counts and times as JSON (what `merge` combines)");
-  c->add_option("--md", s->md, "Also write the Markdown table");
-  c->add_option("--plot", s->plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
-  c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there (same configuration)");
-  c->add_option("--shard", s->shard, "Run only part i of N (i/N) of the prompt x seed pairs; `merge` combines the parts' --json");
+  s->flags.add_to(*c);
   c->add_flag("--forward-cost", s->forward_cost,
               "Instead: what one target forward of 1, 8, 16, 32 and 64 new tokens costs (after half the grid), against one");
   c->final_callback([s] {
@@ -290,10 +299,10 @@ void add_bench_command(CLI::App& app) {
       run.methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
       run.methods.erase(std::remove(run.methods.begin(), run.methods.end(), "ar"), run.methods.end());
       run.methods.insert(run.methods.begin(), "ar");
-      run.seeds = s->seeds;
-      std::tie(run.shard, run.shards) = parse_shard(s->shard);
+      run.seeds = s->flags.seeds;
+      std::tie(run.shard, run.shards) = parse_shard(s->flags.shard);
       GenerateParams base = s->request.resolved(info);
-      run.prompts = bench_prompts(s->prompts, base, *engine);
+      run.prompts = bench_prompts(s->flags.prompts, base, *engine);
 
       // Method options are given as METHOD.NAME=VALUE.
       std::vector<Variant> variants;
@@ -303,8 +312,8 @@ void add_bench_command(CLI::App& app) {
           if (key.rfind(method + ".", 0) == 0) v.options[key.substr(method.size() + 1)] = value;
         variants.push_back(v);
       }
-      measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
-      write_bench_outputs(run, s->json, s->csv, s->md, s->plot);
+      measure(*engine, run, variants, base, s->flags.warmup, s->flags.json, s->flags.resume);
+      write_bench_outputs(run, s->flags.json, s->flags.csv, s->flags.md, s->flags.plot);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
@@ -319,10 +328,9 @@ void add_sweep_command(CLI::App& app) {
   struct State {
     EngineFlags engine;
     RequestFlags request;
-    std::string method, json, csv, md, plot, grid, prompts, shard;
+    std::string method, grid;
     std::vector<std::string> params;
-    int seeds = 3, warmup = 1;
-    bool resume = false;
+    RunFlags flags;
   };
   auto s = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("sweep", "Bench one method over a grid of its parameters, against ar");
@@ -330,15 +338,7 @@ void add_sweep_command(CLI::App& app) {
   s->request.add_to(*c, /*with_method=*/false);
   c->add_option("--method", s->method, "The method to sweep")->required();
   c->add_option("--param", s->params, "NAME=V1,V2,... (one or two; the grid is their product)")->required();
-  c->add_option("--prompts", s->prompts, "FILE or builtin:N, as for bench");
-  c->add_option("--seeds", s->seeds, "Images per prompt and setting")->check(CLI::Range(1, 100000))->capture_default_str();
-  c->add_option("--warmup", s->warmup, "Untimed runs per setting first")->check(CLI::Range(0, 100))->capture_default_str();
-  c->add_option("--json", s->json, "Also write every image's counts and times as JSON");
-  c->add_option("--csv", s->csv, "Also write the table as CSV");
-  c->add_option("--md", s->md, "Also write the Markdown table");
-  c->add_option("--plot", s->plot, "Also write the speed-quality chart (PNG; shapes prompts, full build)");
-  c->add_option("--shard", s->shard, "Run only part i of N (i/N); `merge` combines the parts' --json");
-  c->add_flag("--resume", s->resume, "Continue the interrupted run whose --json is there");
+  s->flags.add_to(*c);
   c->add_option("--grid", s->grid, "Also write the image grid (PNG): each setting's image of the first prompt and seed, ar beside it");
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
@@ -385,10 +385,10 @@ void add_sweep_command(CLI::App& app) {
       run.bundle = info.name;
       run.machine = describe_runtime(info.device);
       run.threads = engine_params.threads;
-      run.seeds = s->seeds;
-      std::tie(run.shard, run.shards) = parse_shard(s->shard);
+      run.seeds = s->flags.seeds;
+      std::tie(run.shard, run.shards) = parse_shard(s->flags.shard);
       const GenerateParams base = s->request.resolved(info);
-      run.prompts = bench_prompts(s->prompts, base, *engine);
+      run.prompts = bench_prompts(s->flags.prompts, base, *engine);
       std::vector<Variant> variants = {{"ar", {}}};
       run.methods = {"ar"};
       const std::size_t second = axes.size() > 1 ? axes[1].second.size() : 1;
@@ -405,8 +405,8 @@ void add_sweep_command(CLI::App& app) {
           variants.push_back(v);
           run.methods.push_back(label.str());
         }
-      measure(*engine, run, variants, base, s->warmup, s->json, s->resume);
-      write_bench_outputs(run, s->json, s->csv, s->md, s->plot);
+      measure(*engine, run, variants, base, s->flags.warmup, s->flags.json, s->flags.resume);
+      write_bench_outputs(run, s->flags.json, s->flags.csv, s->flags.md, s->flags.plot);
 #ifndef SPECULUM_ENGINE_ONLY
       if (!s->grid.empty()) {  // the first prompt and seed once more per setting (same request, same tokens)
         std::vector<Image> images;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/cli_options.h"
+#include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 
@@ -63,12 +64,10 @@ std::vector<Series> read_columns(const std::string& path, const std::vector<std:
 
 QImage plot(const std::vector<Series>& series, const std::string& title, const std::string& y_label) {
   const int width = 720, height = 420, left = 64, right = 16, top = 40, bottom = 48;
-  QImage image(width, height, QImage::Format_RGB888);
-  image.fill(Qt::white);
+  QImage image = app::white_canvas(width, height);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
-  QFont font("DejaVu Sans");
-  font.setPixelSize(12);
+  const QFont font = app::chart_font();
   p.setFont(font);
   double x_max = 1, y_min = std::numeric_limits<double>::max(), y_max = std::numeric_limits<double>::lowest();
   for (const auto& s : series)
@@ -103,10 +102,7 @@ QImage plot(const std::vector<Series>& series, const std::string& title, const s
   p.rotate(-90);
   p.drawText(QRectF(-area.height() / 2, -8, area.height(), 16), Qt::AlignCenter, QString::fromStdString(y_label));
   p.restore();
-  QFont bold = font;
-  bold.setBold(true);
-  bold.setPixelSize(14);
-  p.setFont(bold);
+  p.setFont(app::chart_font(14, true));
   p.drawText(QRectF(0, 8, width, 22), Qt::AlignCenter, QString::fromStdString(title));
   p.setFont(font);
   const QColor colours[] = {QColor(0, 114, 178), QColor(213, 94, 0), QColor(0, 158, 115), QColor(204, 121, 167)};  // Okabe-Ito

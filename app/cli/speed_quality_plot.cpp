@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 #include "error.h"
@@ -18,12 +19,10 @@ void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& 
     throw Error("--plot needs the checker's verdicts: shapes prompts (e.g. --prompts builtin:N) on a shapes bundle");
   app::OffscreenGui gui;
   const int width = 760, height = 480, left = 70, right = 24, top = 44, bottom = 52;
-  QImage image(width, height, QImage::Format_RGB888);
-  image.fill(Qt::white);
+  QImage image = app::white_canvas(width, height);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
-  QFont font("DejaVu Sans");
-  font.setPixelSize(12);
+  const QFont font = app::chart_font();
   p.setFont(font);
 
   const double ar_rate = 100.0 * ar->passed / ar->checked;
@@ -73,10 +72,7 @@ void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& 
   p.rotate(-90);
   p.drawText(QRectF(-area.height() / 2, -8, area.height(), 16), Qt::AlignCenter, "checker pass rate, % (whiskers: paired 95 % interval)");
   p.restore();
-  QFont bold = font;
-  bold.setBold(true);
-  bold.setPixelSize(14);
-  p.setFont(bold);
+  p.setFont(app::chart_font(14, true));
   p.drawText(QRectF(0, 10, width, 22), Qt::AlignCenter,
              QString("%1: speed and quality, %2 prompt(s) x %3 seed(s)").arg(QString::fromStdString(run.bundle)).arg(run.prompts.size()).arg(run.seeds));
   p.setFont(font);

@@ -1,9 +1,11 @@
 #include "cli/sweep_grid.h"
 
-#include <QFont>
+#include <QFontMetrics>
 #include <QImage>
 #include <QPainter>
+#include <algorithm>
 
+#include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
 
@@ -16,19 +18,16 @@ void write_sweep_grid(const std::string& method, const std::vector<SweepAxis>& a
   const int rows = axes.size() > 1 ? static_cast<int>(axes[1].values.size()) : 1;
   const int cell = 148, pad = 6, header = 22, title = 30, label_width = axes.size() > 1 ? 96 : 0;
   const int reference_width = cell + 2 * pad + 12;
-  const int width = reference_width + label_width + cols * (cell + pad) + pad;
+  const QString heading = QString::fromStdString(method + ": " + caption);
+  const int title_width = QFontMetrics(app::chart_font(12, true)).horizontalAdvance(heading) + 24;
+  const int width = std::max(reference_width + label_width + cols * (cell + pad) + pad, title_width);
   const int height = title + header + rows * (cell + pad) + pad + 18;
-  QImage sheet(width, height, QImage::Format_RGB888);
-  sheet.fill(Qt::white);
+  QImage sheet = app::white_canvas(width, height);
   QPainter p(&sheet);
   p.setRenderHint(QPainter::SmoothPixmapTransform);
-  QFont font("DejaVu Sans");
-  font.setPixelSize(12);
-  QFont bold = font;
-  bold.setBold(true);
-  p.setFont(bold);
-  p.drawText(QRect(0, 6, width, 20), Qt::AlignCenter, QString::fromStdString(method + ": " + caption));
-  p.setFont(font);
+  p.setFont(app::chart_font(12, true));
+  p.drawText(QRect(0, 6, width, 20), Qt::AlignCenter, heading);
+  p.setFont(app::chart_font());
   const auto draw = [&](const Image& image, int x, int y) {
     const QImage q(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888);
     p.drawImage(QRect(x, y, cell, cell), q);
