@@ -299,14 +299,13 @@ GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& c
                 low_res ? impl_->info.low_res_rows : 0, low_res ? impl_->info.low_res_cols : 0});
   method->run(session);
   const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  sink(RunEnd{session.committed(), session.nfe(), wall, session.forward_ms(), !session.complete()});
+  sink(RunEnd{session.committed(), session.nfe(), wall, session.forward_ms(), !session.complete(), session.draft_ms()});
 
   GenerateResult result;
   result.tokens = session.tokens();
   result.cancelled = !session.complete();
   result.image = result.cancelled ? preview(result.tokens).image : decode(result.tokens);
   result.metrics = metrics.metrics();
-  result.metrics.draft_ms = session.draft_ms();
   if (cb.preview && params.preview_every > 0 && last_preview != session.committed()) cb.preview(preview(result.tokens));
   return result;
 }

@@ -26,7 +26,7 @@ std::vector<Event> sample_events() {
       StepBegin{1, "commit", 1},
       Commit{1, {{1, 0}}, {2}, {0.9f}, 6, 7},
       StepEnd{1, 1, 1, 1.5, 1.0, 1.0},
-      RunEnd{3, 2, 5.5, 3.25, true},
+      RunEnd{3, 2, 5.5, 3.25, true, 1.75},
   };
 }
 
@@ -42,6 +42,13 @@ class TestTrace : public QObject {
       const std::string line = event_to_json_line(e);
       QVERIFY2(event_from_json_line(line) == e, line.c_str());
     }
+  }
+
+  // A RunEnd written before drafting time was recorded reads with draft_ms 0, and the metrics take it from there.
+  void older_run_end_lines_still_read() {
+    const Event e = event_from_json_line(R"({"type":"RunEnd","tokens":3,"nfe":2,"wall_ms":5.5,"forward_ms":3.25,"cancelled":false})");
+    QCOMPARE(std::get<RunEnd>(e).draft_ms, 0.0);
+    QCOMPARE(compute_metrics(sample_events()).draft_ms, 1.75);
   }
 
   void trace_file_round_trips() {

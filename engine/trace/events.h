@@ -130,6 +130,7 @@ struct RunEnd {
   double wall_ms = 0;
   double forward_ms = 0;
   bool cancelled = false;
+  double draft_ms = 0;  // drafting: drafters, heads, up-sampling (0 in traces written before it was recorded)
   friend bool operator==(const RunEnd&, const RunEnd&) = default;
 };
 

@@ -27,6 +27,7 @@ void MetricsAccumulator::apply(const Event& event) {
           metrics_.nfe = e.nfe;
           metrics_.wall_ms = e.wall_ms;
           metrics_.forward_ms = e.forward_ms;
+          metrics_.draft_ms = e.draft_ms;
           metrics_.cancelled = e.cancelled;
         }
       },

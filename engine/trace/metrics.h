@@ -16,7 +16,7 @@ struct RunMetrics {
   long accepted = 0;          // of which accepted, strict or soft (numerator)
   double wall_ms = 0;
   double forward_ms = 0;    // time inside target forward passes
-  double draft_ms = 0;      // time drafting (drafters, heads, up-sampling); set by the engine, not in the events
+  double draft_ms = 0;      // time drafting (drafters, heads, up-sampling), from RunEnd
   bool cancelled = false;
 
   double mean_accepted_length() const { return nfe > 0 ? double(tokens) / nfe : 0; }  // tau

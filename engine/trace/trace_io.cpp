@@ -49,7 +49,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Commit, step, cells, tokens, p_of_token, kv_b
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KVRollback, step, to_len)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepEnd, step, committed_cells, fwd_passes_step, wall_ms, forward_ms,
                                    accept_rate_step)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunEnd, tokens, nfe, wall_ms, forward_ms, cancelled)
+// Traces written before draft_ms existed still read.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunEnd, tokens, nfe, wall_ms, forward_ms, cancelled, draft_ms)
 
 namespace {
 
