@@ -34,10 +34,11 @@ void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& 
   std::vector<Point> points;
   for (const auto& r : rows) {
     if (r.checked == 0) continue;
+    // The whisker: ar's rate plus the paired difference's 95 % interval (ar itself has none).
     const double y = 100.0 * r.passed / r.checked, half = 196 * r.vs_ar.standard_error();
-    const double shift = r.method == "ar" ? 0 : ar_rate + 100 * r.vs_ar.difference() - y;  // the paired interval around y
-    points.push_back({QString::fromStdString(r.method), r.speedup.median, r.speedup.q1, r.speedup.q3, y, y + shift - half,
-                      y + shift + half, r.method == "ar"});
+    const double paired = r.method == "ar" ? y : ar_rate + 100 * r.vs_ar.difference();
+    points.push_back({QString::fromStdString(r.method), r.speedup.median, r.speedup.q1, r.speedup.q3, y, paired - half, paired + half,
+                      r.method == "ar"});
   }
   double x_lo = 1, x_hi = 1, y_lo = ar_rate, y_hi = ar_rate;
   for (const auto& pt : points) {

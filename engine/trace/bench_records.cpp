@@ -31,6 +31,12 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+// Parts of one run: the same bundle, methods, prompts, seeds, threads and shard count (the shard may differ).
+bool same_run(const BenchRun& a, const BenchRun& b) {
+  return a.bundle == b.bundle && a.methods == b.methods && a.prompts == b.prompts && a.seeds == b.seeds && a.shards == b.shards &&
+         a.threads == b.threads;
+}
+
 }  // namespace
 
 void PairedVerdicts::add(bool ref, bool cand) {
@@ -116,8 +122,7 @@ BenchRun merge_bench_runs(const std::vector<BenchRun>& parts) {
   const BenchRun& first = parts.front();
   std::set<int> seen;
   for (const auto& p : parts) {
-    if (p.bundle != first.bundle || p.methods != first.methods || p.prompts != first.prompts || p.seeds != first.seeds ||
-        p.shards != first.shards || p.threads != first.threads)
+    if (!same_run(p, first))
       throw Error("merge: the parts come from different runs (bundle, methods, prompts, seeds, threads or shard count differ)");
     if (!seen.insert(p.shard).second) throw Error("merge: shard " + std::to_string(p.shard) + " is given twice");
   }
@@ -144,8 +149,7 @@ BenchRun merge_bench_runs(const std::vector<BenchRun>& parts) {
 }
 
 std::vector<BenchImage> finished_pairs(const BenchRun& earlier, const BenchRun& run, const std::string& where) {
-  if (earlier.bundle != run.bundle || earlier.methods != run.methods || earlier.prompts != run.prompts || earlier.seeds != run.seeds ||
-      earlier.shard != run.shard || earlier.shards != run.shards || earlier.threads != run.threads)
+  if (!same_run(earlier, run) || earlier.shard != run.shard)
     throw Error("--resume: '" + where + "' holds a different run (bundle, methods, prompts, seeds, shard or threads differ)");
   std::map<std::pair<int, std::uint64_t>, std::size_t> count;
   for (const auto& i : earlier.images) ++count[{i.prompt_index, i.seed}];
