@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Measures the speculative methods on the default bundle, as docs/benchmarks.md reports them: speed
+# Measures the speculative methods on the default bundle, as docs/benchmarks/studies.md reports them: speed
 # against ar in one run (bench, 32 seeds), then quality of the lossy methods against ar on the same
 # prompts and seeds (eval --csv + compare, the model card's tolerance protocol). Run on a quiet machine.
-# PROMPTS=2000 is the protocol; fewer gives a quicker, wider-interval reading (docs/benchmarks.md: 1000).
+# PROMPTS=2000 is the protocol; fewer gives a quicker, wider-interval reading (docs/benchmarks/studies.md: 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=build/bin/speculum-cli
 OUT=${OUT:-runs/bench}
 PROMPTS=${PROMPTS:-2000}
 SEEDS=${SEEDS:-32}
-THREADS=${THREADS:-1}  # one thread beats two on this model (docs/benchmarks.md)
+THREADS=${THREADS:-1}  # one thread beats two on this model (docs/benchmarks/studies.md)
 export OMP_WAIT_POLICY=PASSIVE
 mkdir -p "$OUT"
 lscpu | grep -E "Model name|^CPU\(s\)" | tee "$OUT/machine.txt"

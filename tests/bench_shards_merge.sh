@@ -11,7 +11,7 @@ for i in 0 1 2; do "$cli" "${run[@]}" --shard $i/3 --json "$dir/part$i.json" >/d
 "$cli" merge "$dir/part2.json" "$dir/part0.json" "$dir/part1.json" --json "$dir/merged.json" --csv "$dir/merged.csv" >/dev/null
 untimed() { grep -vE '"(wall_ms|forward_ms|draft_ms)"' "$1"; }
 diff <(untimed "$dir/full.json") <(untimed "$dir/merged.json")
-diff <(cut -d, -f1-14 "$dir/full.csv") <(cut -d, -f1-14 "$dir/merged.csv")
+diff <(cut -d, -f1-16 "$dir/full.csv") <(cut -d, -f1-16 "$dir/merged.csv")
 grep -q '"drafted": [1-9]' "$dir/merged.json"  # the comparison covers real draft counts
 # Incomplete or repeated shards are refused, and nothing is written.
 if "$cli" merge "$dir/part0.json" "$dir/part1.json" --json "$dir/bad.json" 2>"$dir/err"; then exit 1; fi
@@ -21,5 +21,5 @@ grep -q "shard 0 is given twice" "$dir/err"
 # Resuming a finished run measures nothing new and reports the same counts.
 "$cli" "${run[@]}" --json "$dir/full.json" --csv "$dir/resumed.csv" --resume 2>"$dir/err" >/dev/null
 grep -q "resuming with 6 finished prompt x seed pair" "$dir/err"
-diff <(cut -d, -f1-14 "$dir/full.csv") <(cut -d, -f1-14 "$dir/resumed.csv")
+diff <(cut -d, -f1-16 "$dir/full.csv") <(cut -d, -f1-16 "$dir/resumed.csv")
 echo "3 shards merged equal the unsharded run; a resumed run keeps its images"

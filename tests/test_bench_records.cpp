@@ -5,6 +5,10 @@
 
 #include "test_helpers.h"
 #include "trace/bench_records.h"
+#include "trace/frechet_distance.h"
+
+#include <cmath>
+#include <random>
 
 using namespace speculum;
 
@@ -44,6 +48,52 @@ class TestBenchRecords : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  void frechet_distance_matches_hand_computed_cases() {
+    // 1-D: {0, 2} (mean 1, variance 2) and {1, 3, 5} (mean 3, variance 4): (1-3)^2 + 2 + 4 - 2 sqrt(8).
+    QVERIFY(std::abs(*frechet_distance(FeatureVectors{{0}, {2}}, FeatureVectors{{1}, {3}, {5}}) - (10 - 2 * std::sqrt(8.0))) < 1e-12);
+    // 2-D with correlations: for 2x2 covariances tr((S1^1/2 S2 S1^1/2)^1/2) = sqrt(tr(S1 S2) + 2 sqrt(det S1 det S2)).
+    const FeatureVectors a = {{0, 0}, {2, 0}, {0, 2}}, b = {{1, 0}, {0, 3}, {1, 1}, {4, 2}};
+    const FeatureMoments ma = feature_moments(a), mb = feature_moments(b);
+    const std::vector<double> hand = {4.0 / 3, -2.0 / 3, -2.0 / 3, 4.0 / 3};
+    for (int i = 0; i < 4; ++i) QVERIFY(std::abs(ma.covariance[i] - hand[i]) < 1e-12);
+    const auto& s1 = ma.covariance;
+    const auto& s2 = mb.covariance;
+    const double tr_product = s1[0] * s2[0] + s1[1] * s2[2] + s1[2] * s2[1] + s1[3] * s2[3];
+    const double dets = (s1[0] * s1[3] - s1[1] * s1[2]) * (s2[0] * s2[3] - s2[1] * s2[2]);
+    const double mean_term = std::pow(ma.mean[0] - mb.mean[0], 2) + std::pow(ma.mean[1] - mb.mean[1], 2);
+    const double expected = mean_term + s1[0] + s1[3] + s2[0] + s2[3] - 2 * std::sqrt(tr_product + 2 * std::sqrt(dets));
+    QVERIFY2(std::abs(frechet_distance(ma, mb) - expected) < 1e-10, qPrintable(QString::number(frechet_distance(ma, mb) - expected)));
+    // 32-D, as bench uses it: identical sets give 0; a shift of every vector by c adds |c|^2; a rotation changes nothing.
+    std::mt19937 gen(3);
+    std::normal_distribution<float> normal;
+    FeatureVectors x(100, std::vector<float>(32)), y(80, std::vector<float>(32));
+    for (auto& r : x)
+      for (auto& v : r) v = normal(gen);
+    for (auto& r : y)
+      for (std::size_t i = 0; i < r.size(); ++i) r[i] = normal(gen) * (1 + 0.05f * static_cast<float>(i));
+    QVERIFY(*frechet_distance(x, x) < 1e-9);
+    const double base = *frechet_distance(x, y);
+    FeatureVectors shifted = y;
+    for (auto& r : shifted) r[3] += 2, r[7] -= 1;
+    QVERIFY(std::abs(*frechet_distance(x, shifted) - (base + 5 + 2 * 2 * (feature_moments(y).mean[3] - feature_moments(x).mean[3]) -
+                                                      2 * (feature_moments(y).mean[7] - feature_moments(x).mean[7]))) < 1e-6);
+    const double c = std::cos(0.7), s = std::sin(0.7);
+    const auto rotate = [&](FeatureVectors rows) {  // a rotation in the plane of coordinates 0 and 1
+      for (auto& r : rows) {
+        const double r0 = r[0], r1 = r[1];
+        r[0] = static_cast<float>(c * r0 - s * r1), r[1] = static_cast<float>(s * r0 + c * r1);
+      }
+      return rows;
+    };
+    QVERIFY(std::abs(*frechet_distance(rotate(x), rotate(y)) - base) < 1e-4);
+    // Eigen-decomposition of a symmetric matrix with known spectrum.
+    std::vector<double> eig = symmetric_eigenvalues({2, 1, 0, 1, 2, 0, 0, 0, 5}, 3);
+    std::sort(eig.begin(), eig.end());
+    QVERIFY(std::abs(eig[0] - 1) < 1e-12 && std::abs(eig[1] - 3) < 1e-12 && std::abs(eig[2] - 5) < 1e-12);
+    QVERIFY(!frechet_distance(FeatureVectors{{1, 2}}, y).has_value());
+    EXPECT_ERROR(feature_moments(FeatureVectors{{1, 2}, {3}}), "feature vectors of different lengths (2 and 1)");
+  }
+
   void verify_events_count_per_draft_position() {
     BenchImage i;
     Verify v;
@@ -156,6 +206,40 @@ class TestBenchRecords : public QObject {
     BenchRun short_b = b;
     short_b.images.pop_back();
     QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a, short_b}); }, "3 images, a complete run has 4"));
+  }
+
+  void frechet_distances_come_from_the_stored_features() {
+    BenchRun run = two_prompt_run();
+    run.images[0].features = {0, 1}, run.images[2].features = {2, 0};    // ar
+    run.images[1].features = {0, 1}, run.images[3].features = {2, 0.5};  // sjd
+    run.reference = "scenes";
+    run.reference_features = {{1, 1}, {3, 0}, {0, 2}};
+    const auto rows = summarize(run);
+    QCOMPARE(rows[0].featured, 2);
+    QVERIFY(!rows[0].fd_ar.has_value());  // ar against itself says nothing
+    QCOMPARE(*rows[0].fd_reference, *frechet_distance(FeatureVectors{{0, 1}, {2, 0}}, run.reference_features));
+    QCOMPARE(*rows[1].fd_ar, *frechet_distance(FeatureVectors{{0, 1}, {2, 0.5}}, FeatureVectors{{0, 1}, {2, 0}}));
+    QVERIFY(*rows[1].fd_ar > 0);
+    QVERIFY(bench_csv(rows).find(",fd_reference,fd_ar,") != std::string::npos);
+    QVERIFY(bench_markdown(run, rows).find("FD to data | FD to `ar` |") != std::string::npos);
+    // The file keeps features and reference; shards merge to the same distances; another reference is another run.
+    const BenchRun back = bench_run_from_json(nlohmann::json::parse(bench_run_to_json(run).dump()), "r.json");
+    QCOMPARE(back.reference_features, run.reference_features);
+    QCOMPARE(back.images[3].features, run.images[3].features);
+    BenchRun a = run, b = run;
+    a.shards = b.shards = 2;
+    b.shard = 1;
+    a.images = {run.images[0], run.images[1]};
+    b.images = {run.images[2], run.images[3]};
+    QCOMPARE(*summarize(merge_bench_runs({a, b}))[1].fd_reference, *rows[1].fd_reference);
+    b.reference_features[0][0] = 5;
+    QVERIFY(test::throws_error_containing([&] { merge_bench_runs({a, b}); }, "the parts come from different runs"));
+    // Results written before the Fréchet distance (no features, no reference) still read, without distances.
+    nlohmann::json old = bench_run_to_json(two_prompt_run());
+    old.erase("reference");
+    for (auto& image : old["images"]) image.erase("features");
+    const auto old_rows = summarize(bench_run_from_json(old, "old.json"));
+    QVERIFY(!old_rows[1].fd_reference && !old_rows[1].fd_ar);
   }
 };
 

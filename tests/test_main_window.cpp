@@ -10,6 +10,12 @@
 #include "main_window.h"
 #include "method_params_form.h"
 #include "request_panel.h"
+#include "result_view.h"
+#include "trace/bench_records.h"
+
+#include <QTableWidget>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include "test_helpers.h"
 #include "timeline_bar.h"
 #include "trace/trace_io.h"
@@ -237,6 +243,40 @@ class TestMainWindow : public QObject {
     QVERIFY(picture.width() > 300 && picture.height() > 300);
     QVERIFY(w->export_comparison(path("comparison.png")));
     QVERIFY(QImage(path("comparison.png")).size() == picture.size());
+  }
+
+  void a_sweep_result_opens_with_its_table_chart_and_grid() {
+    BenchRun run;
+    run.bundle = "b";
+    run.machine = "m";
+    run.threads = 1;
+    run.methods = {"ar", "lantern delta=0.1", "lantern delta=0.2"};
+    run.prompts = {"a red circle", "a blue square"};
+    run.seeds = 1;
+    run.grid = "grid.png";
+    for (int prompt = 0; prompt < 2; ++prompt)
+      for (int m = 0; m < 3; ++m) {
+        BenchImage i;
+        i.method = run.methods[static_cast<std::size_t>(m)];
+        i.prompt_index = prompt;
+        i.tokens = 256, i.nfe = 256 / (m + 1), i.wall_ms = 100.0 / (m + 1), i.checked = 1, i.passed = prompt == 0 || m == 0;
+        run.images.push_back(i);
+      }
+    QImage(40, 30, QImage::Format_RGB32).save(path("grid.png"));
+    std::ofstream(path("sweep.json").toStdString()) << bench_run_to_json(run).dump();
+    auto w = window();
+    QVERIFY(w->open_file(path("sweep.json")));
+    ui::ResultView* view = w->comparison()->result_view();
+    QVERIFY(view && view->isVisible());
+    QCOMPARE(view->table()->rowCount(), 3);
+    QCOMPARE(view->table()->item(2, 0)->text(), QString("lantern delta=0.2"));
+    QCOMPARE(view->table()->item(2, 3)->text(), QString("3.01"));            // τ: 2 x 256 tokens in 2 x 85 forwards
+    QCOMPARE(view->table()->item(1, 7)->text(), QString("50.0 % (1/2)"));  // checker
+    QVERIFY(view->has_chart() && view->has_grid());
+    // A broken result names the file and field, and the window keeps working.
+    std::ofstream(path("broken.json").toStdString()) << R"({"format": "speculum-bench/1", "bundle": 3})";
+    QVERIFY(!w->open_file(path("broken.json")));
+    QVERIFY2(w->status_text().contains("broken.json: field 'bundle' has the wrong type"), qPrintable(w->status_text()));
   }
 
   void hovering_describes_the_cell() {

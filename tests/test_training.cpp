@@ -1,6 +1,7 @@
 // Trainers: one optimisation step lowers the loss on a fixed batch (tokenizer and target); a tokenised
 // corpus round-trips; the next-token entropy is that of the softmax; weights saved to a bundle load back to identical logits; a short resumable run
 // continues from its checkpoint, and its log reads as one run.
+#include <c10/core/InferenceMode.h>
 #include <torch/optim/adam.h>
 
 #include <QDir>
@@ -15,6 +16,7 @@
 #include "models/text_vocabulary.h"
 #include "test_helpers.h"
 #include "train/drafter_trainer.h"
+#include "train/feature_net_trainer.h"
 #include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
@@ -247,6 +249,46 @@ class TestTraining : public QObject {
       QVERIFY(drafter_fit(trained, corpus, 16).acceptance > drafter_fit(untrained, corpus, 16).acceptance);
     }
     EXPECT_ERROR(parse_drafter_objective("medusa"), "unknown drafter objective 'medusa' (allowed: eagle, lisa)");
+  }
+
+  void feature_network_learns_scene_attributes() {
+    // Labels: one per presence bit and class group, read from the scene description.
+    data::Scene scene = data::sample_scene(5);
+    scene.family = data::Family::Relation;
+    scene.relation = data::Relation::Above;
+    scene.objects = {{data::Shape::Star, data::ObjectColor::Blue, 20, 20, 12}, {data::Shape::Circle, data::ObjectColor::Red, 40, 40, 12}};
+    const FeatureNetLabels labels = feature_net_labels(scene);
+    QCOMPARE(labels.presence, (std::vector<float>{1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0}));  // circle, star; red, blue
+    QCOMPARE(labels.classes[2], int(data::Family::Relation));
+    QCOMPARE(labels.classes[3], 1);  // two objects
+    QCOMPARE(labels.classes[4], 1 + int(data::Relation::Above));
+
+    const std::string run = dir_.path().toStdString() + "/features";
+    FeatureNetTrainParams params;
+    params.schedule = {30, 1, 3e-3, 0.1};
+    params.log_every = 1;
+    params.checkpoint_every = 30;
+    const SceneBatch held_out = data::shapes_scene_batch(900000000, 32);
+    std::vector<double> losses;
+    const TensorMap weights = train_feature_net(params, run, data::shapes_scene_batches(0, 16), held_out, [&](const std::string& line) {
+      const auto at = line.find("  loss ");
+      if (at != std::string::npos) losses.push_back(std::stod(line.substr(at + 7)));
+    });
+    QCOMPARE(losses.size(), std::size_t(30));
+    const double first = (losses[0] + losses[1] + losses[2]) / 3, last = (losses[27] + losses[28] + losses[29]) / 3;
+    QVERIFY2(last < 0.8 * first, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
+    const FeatureNet trained(weights), untrained(random_weights(feature_net_tensor_specs(), 0));
+    QVERIFY(feature_net_fit(trained, held_out).accuracy > feature_net_fit(untrained, held_out).accuracy);
+    // Saved with its format tag it loads back to the same features; another safetensors file is refused by name.
+    const std::string path = dir_.path().toStdString() + "/features.safetensors";
+    save_tensors(path, weights, DType::F32, {{"format", kFeatureNetFormat}});
+    c10::InferenceMode inference;
+    QVERIFY(at::allclose(FeatureNet::load(path).features(held_out.images), trained.features(held_out.images)));
+    QCOMPARE(trained.features(held_out.images).sizes().vec(), (std::vector<std::int64_t>{32, kFeatureNetFeatures}));
+    const std::string other = dir_.path().toStdString() + "/other.safetensors";
+    save_tensors(other, weights);
+    EXPECT_ERROR(FeatureNet::load(other), "is not a shapes feature network");
+    EXPECT_ERROR(trained.features(at::zeros({1, 3, 32, 32})), "expected images [B, 3, 64, 64], got [1, 3, 32, 32]");
   }
 
   void spatial_heads_training_lowers_its_loss_and_fits_better() {

@@ -1,5 +1,6 @@
 #include "comparison_view.h"
 
+#include <QFileDialog>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -15,6 +16,7 @@
 #include "canvas_widget.h"
 #include "generation_worker.h"
 #include "method_params_form.h"
+#include "result_view.h"
 #include "timeline_bar.h"
 
 namespace speculum::ui {
@@ -35,6 +37,13 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   bar->addWidget(run_);
   bar->addWidget(stop_);
   bar->addStretch(1);
+  auto* open_result_button = new QPushButton("Open result…", this);
+  open_result_button->setToolTip("Show a result of speculum-cli bench or sweep (--json): its table, speed-quality chart and sweep grid");
+  connect(open_result_button, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open bench or sweep result", {}, "Bench results (*.json);;All files (*)");
+    if (!path.isEmpty()) Q_EMIT open_file_requested(path);
+  });
+  bar->addWidget(open_result_button);
   layout->addLayout(bar);
 
   panes_area_ = new QWidget(this);
@@ -82,6 +91,17 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   connect(stop_, &QPushButton::clicked, this, &ComparisonView::stop);
   connect(scrubber_, &TimelineBar::position_changed, this, &ComparisonView::show_position);
   set_pane_count(2);
+}
+
+void ComparisonView::open_result(const QString& path) {
+  if (!result_view_) {
+    result_view_ = new ResultView(this);
+    result_view_->setWindowFlag(Qt::Window);
+    result_view_->resize(1280, 820);
+  }
+  result_view_->open(path);
+  result_view_->show();
+  result_view_->raise();
 }
 
 ComparisonView::~ComparisonView() {

@@ -2,6 +2,7 @@
 // main panel (prompt, seed, sampling). Runs go one after another on a worker thread (so each gets the
 // whole CPU and wall times stay comparable); one scrubber moves every pane to the same step; a table
 // gives NFE, τ, wall time, tokens/s and speed-up against `ar` (run as a reference when no pane is ar).
+// "Open result…" shows a `bench` / `sweep` result file (table, speed-quality chart, sweep grid) in a window.
 #pragma once
 
 #include <QThread>
@@ -25,6 +26,7 @@ namespace speculum::ui {
 class CanvasWidget;
 class GenerationWorker;
 class MethodParamsForm;
+class ResultView;
 class TimelineBar;
 
 class ComparisonView : public QWidget {
@@ -43,9 +45,13 @@ class ComparisonView : public QWidget {
 
   const Timeline& timeline(int pane) const;  // pane index; pane_count() is the ar reference
   QImage render_image();                     // panes and table as one picture
+  // Shows a bench or sweep result (--json) in the result window; throws speculum::Error naming the problem.
+  void open_result(const QString& path);
+  ResultView* result_view() const { return result_view_; }
 
  Q_SIGNALS:
   void all_finished();
+  void open_file_requested(const QString& path);  // the "Open result…" button's choice
 
  private:
   struct Run {
@@ -74,6 +80,7 @@ class ComparisonView : public QWidget {
   QWidget* panes_area_ = nullptr;
   TimelineBar* scrubber_ = nullptr;
   QTableWidget* table_ = nullptr;
+  ResultView* result_view_ = nullptr;
 
   struct Pane {
     QWidget* box = nullptr;

@@ -105,6 +105,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   tabs_->addTab(build_generate_tab(), "Generate");
   comparison_ = new ComparisonView(*engine_, [this] { return request_->request(); }, tabs_);
   tabs_->addTab(comparison_, "Compare");
+  connect(comparison_, &ComparisonView::open_file_requested, this, &MainWindow::open_file);
   setCentralWidget(tabs_);
 
   // Right: metrics and the step explanation.
@@ -190,8 +191,9 @@ QWidget* MainWindow::build_generate_tab() {
 
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu("&File");
-  file->addAction("&Open trace or image…", QKeySequence::Open, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open", {}, "Traces and images (*.jsonl *.png);;All files (*)");
+  file->addAction("&Open trace, image or bench result…", QKeySequence::Open, this, [this] {
+    const QString path =
+        QFileDialog::getOpenFileName(this, "Open", {}, "Traces, images and bench results (*.jsonl *.png *.json);;All files (*)");
     if (!path.isEmpty()) open_file(path);
   });
   recent_menu_ = file->addMenu("Open &recent");
@@ -419,6 +421,18 @@ bool MainWindow::save_trace(const QString& path) {
 }
 
 bool MainWindow::open_file(const QString& path) {
+  if (path.endsWith(".json", Qt::CaseInsensitive)) {  // a bench or sweep result, shown beside the comparison; runs go on
+    try {
+      comparison_->open_result(path);
+    } catch (const std::exception& e) {
+      report(QString("Could not open %1: %2").arg(path, e.what()));
+      return false;
+    }
+    tabs_->setCurrentWidget(comparison_);
+    remember_file(path);
+    report("Opened the result " + QFileInfo(path).fileName());
+    return true;
+  }
   if (running_) {
     report("Stop the running generation before opening a file");
     return false;

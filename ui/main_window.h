@@ -51,7 +51,7 @@ class MainWindow : public QMainWindow {
   bool running() const { return running_; }
 
   // Files. Each throws nothing: problems are reported in the status bar and returned as false.
-  bool open_file(const QString& path);  // a trace (.jsonl) or a PNG written by Speculum
+  bool open_file(const QString& path);  // a trace (.jsonl), a PNG written by Speculum, or a bench result (.json)
   bool save_trace(const QString& path);
   bool export_image(const QString& path);
   bool export_animation(const QString& path);

@@ -136,6 +136,8 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
               .arg(m.wall_ms, 0, 'f', 0)
               .arg(m.tokens_per_second(), 0, 'f', 0)
               .arg(100 * m.outside_forward_share(), 0, 'f', 1);
+  // Drafting time arrives with the run's end (RunEnd.draft_ms); older traces carry none.
+  if (m.draft_ms > 0) text += QString(", of it drafting %1 %").arg(100 * m.draft_share(), 0, 'f', 1);
   if (timeline.finished() && n == timeline.step_count() && m.cancelled) text += " · <i>stopped</i>";
   summary_->setText(text);
 }

@@ -15,11 +15,13 @@
 #include <sstream>
 
 #include "cli/cli_options.h"
+#include "common/default_bundle.h"
 #include "data/shapes_scene.h"
 #include "io/atomic_file.h"
 #include "io/json_fields.h"
 #ifndef SPECULUM_ENGINE_ONLY
-#include "cli/speed_quality_plot.h"
+#include "cli/bench_features.h"
+#include "common/speed_quality_chart.h"
 #include "cli/sweep_grid.h"
 #include "eval/prompt_checker.h"
 #endif
@@ -31,7 +33,6 @@ namespace {
 constexpr std::uint64_t kHeldOutScenes = 700000000;  // the eval protocol's prompts (cli_eval.cpp)
 constexpr int kMaxPrompts = 100000;
 constexpr std::size_t kMaxPromptFileBytes = 4u << 20;
-constexpr std::size_t kMaxBenchJsonBytes = 256u << 20;
 
 std::string default_prompt(const ModelInfo& info) {
   const std::vector<std::string> wanted = {"a", "red", "circle", "above", "a", "blue", "square"};
@@ -42,17 +43,6 @@ std::string default_prompt(const ModelInfo& info) {
     prompt += (prompt.empty() ? "" : " ") + w;
   }
   return prompt;
-}
-
-// A bench JSON file, at most 256 MiB.
-std::string read_bounded(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(what + ": cannot open '" + path + "'");
-  std::string text(kMaxBenchJsonBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxBenchJsonBytes) throw Error(what + ": '" + path + "' is larger than 256 MiB");
-  return text;
 }
 
 // "" -> one shard; "i/N" -> shard i of N.
@@ -121,15 +111,25 @@ struct Variant {
 // an earlier, interrupted run of the same configuration from it.
 // The prompt checker's verdict on a generated image, or nothing where it cannot judge the prompt.
 using Scorer = std::function<std::optional<bool>(const std::string& prompt, const Image& image)>;
+// The feature network's features of a generated image (empty where it has none).
+using Featurizer = std::function<std::vector<float>(const Image& image)>;
 
-// The checker where this build has it (OpenCV): shapes captions only.
-Scorer checker_for(const ModelInfo& info) {
+// How each image's quality is judged: the checker and the features, where this build has them (OpenCV) and
+// the bundle draws shapes captions.
+struct Judges {
+  Scorer score;
+  Featurizer features;
+};
+
+// The judges for this run; on builtin:N prompts, also the Fréchet distance's reference data in `run`.
+Judges judges_for(BenchRun& run, const std::string& prompt_spec, const std::string& bundle_dir, const ModelInfo& info) {
 #ifdef SPECULUM_ENGINE_ONLY
-  (void)info;
+  (void)run, (void)prompt_spec, (void)bundle_dir, (void)info;
   return {};
 #else
   if (!info.text_conditioned) return {};
-  return [](const std::string& prompt, const Image& image) -> std::optional<bool> {
+  Judges judges;
+  judges.score = [](const std::string& prompt, const Image& image) -> std::optional<bool> {
     eval::ParsedPrompt parsed;
     try {
       parsed = eval::parse_shapes_prompt(prompt);
@@ -139,16 +139,24 @@ Scorer checker_for(const ModelInfo& info) {
     const cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
     return eval::check_image(rgb, parsed).passed();
   };
+  auto net = BenchFeatures::load(app::feature_net_path());
+  if (!net) return judges;
+  if (prompt_spec.rfind("builtin:", 0) == 0 && info.image_size == kFeatureNetImageSize) {
+    const int n = static_cast<int>(run.prompts.size());
+    run.reference = "the tokenizer's reconstructions of the " + std::to_string(n) + " held-out scenes the prompts describe";
+    run.reference_features = net->of_scenes(kHeldOutScenes, n, bundle_dir);
+  }
+  judges.features = [net = std::make_shared<BenchFeatures>(std::move(*net))](const Image& image) { return net->of(image); };
+  return judges;
 #endif
 }
 
-void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants, const GenerateParams& base, int warmup,
-             const std::string& json_path, bool resume) {
-  const Scorer score = checker_for(engine.info());
+void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants, const Judges& judges, const GenerateParams& base,
+             int warmup, const std::string& json_path, bool resume) {
   const ModelInfo& info = engine.info();
   std::set<std::pair<int, std::uint64_t>> done;
   if (resume && !json_path.empty() && std::filesystem::exists(json_path)) {
-    const BenchRun earlier = bench_run_from_json(parse_untrusted_json(read_bounded(json_path, "--resume"), json_path, 16), json_path);
+    const BenchRun earlier = read_bench_run(json_path, "--resume");
     run.images = finished_pairs(earlier, run, json_path);
     for (const auto& i : run.images) done.insert({i.prompt_index, i.seed});
     std::cerr << "bench: resuming with " << done.size() << " finished prompt x seed pair(s) from " << json_path << "\n";
@@ -190,9 +198,10 @@ void measure(Engine& engine, BenchRun& run, const std::vector<Variant>& variants
       };
       const GenerateResult result = engine.generate(request_for(v, image.prompt_index, image.seed), callbacks);
       const RunMetrics& m = result.metrics;
-      if (score)
-        if (const auto verdict = score(run.prompts[static_cast<std::size_t>(image.prompt_index)], result.image))
+      if (judges.score)
+        if (const auto verdict = judges.score(run.prompts[static_cast<std::size_t>(image.prompt_index)], result.image))
           image.checked = 1, image.passed = *verdict;
+      if (judges.features) image.features = judges.features(result.image);
       if (v == 0) ar_tokens = result.tokens;
       for (std::size_t t = 0; t < result.tokens.size() && t < ar_tokens.size(); ++t) image.same_as_ar += result.tokens[t] == ar_tokens[t];
       image.tokens = m.tokens;
@@ -226,7 +235,7 @@ void write_bench_outputs(const BenchRun& run, const std::string& json_path, cons
 #ifdef SPECULUM_ENGINE_ONLY
     throw Error("--plot needs the full build (Qt); this is the engine-only CLI");
 #else
-    write_speed_quality_plot(run, rows, plot_path);
+    app::write_speed_quality_plot(run, rows, plot_path);
 #endif
   }
   const std::string md = bench_markdown(run, rows);
@@ -312,7 +321,8 @@ void add_bench_command(CLI::App& app) {
           if (key.rfind(method + ".", 0) == 0) v.options[key.substr(method.size() + 1)] = value;
         variants.push_back(v);
       }
-      measure(*engine, run, variants, base, s->flags.warmup, s->flags.json, s->flags.resume);
+      const Judges judges = judges_for(run, s->flags.prompts, engine_params.bundle_dir, info);
+      measure(*engine, run, variants, judges, base, s->flags.warmup, s->flags.json, s->flags.resume);
       write_bench_outputs(run, s->flags.json, s->flags.csv, s->flags.md, s->flags.plot);
     });
     if (rc) throw CLI::RuntimeError(rc);
@@ -405,8 +415,8 @@ void add_sweep_command(CLI::App& app) {
           variants.push_back(v);
           run.methods.push_back(label.str());
         }
-      measure(*engine, run, variants, base, s->flags.warmup, s->flags.json, s->flags.resume);
-      write_bench_outputs(run, s->flags.json, s->flags.csv, s->flags.md, s->flags.plot);
+      const Judges judges = judges_for(run, s->flags.prompts, engine_params.bundle_dir, info);
+      measure(*engine, run, variants, judges, base, s->flags.warmup, s->flags.json, s->flags.resume);
 #ifndef SPECULUM_ENGINE_ONLY
       if (!s->grid.empty()) {  // the first prompt and seed once more per setting (same request, same tokens)
         std::vector<Image> images;
@@ -422,8 +432,12 @@ void add_sweep_command(CLI::App& app) {
         std::vector<SweepAxis> grid_axes;
         for (const auto& [name, values] : axes) grid_axes.push_back({name, values});
         write_sweep_grid(s->method, grid_axes, images, "\"" + run.prompts.front() + "\", seed 0", s->grid);
+        // The result names its grid (relative to itself) so that the studio can show both.
+        if (!s->flags.json.empty())
+          run.grid = std::filesystem::absolute(s->grid).lexically_relative(std::filesystem::absolute(s->flags.json).parent_path()).string();
       }
 #endif
+      write_bench_outputs(run, s->flags.json, s->flags.csv, s->flags.md, s->flags.plot);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
@@ -442,7 +456,7 @@ void add_merge_command(CLI::App& app) {
     const int rc = run_reporting_errors([&] {
       std::vector<BenchRun> runs;
       for (const auto& path : *parts) {
-        runs.push_back(bench_run_from_json(parse_untrusted_json(read_bounded(path, "merge"), path, 16), path));
+        runs.push_back(read_bench_run(path, "merge"));
       }
       write_bench_outputs(merge_bench_runs(runs), (*out)[0], (*out)[1], (*out)[2], (*out)[3]);
     });

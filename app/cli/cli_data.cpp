@@ -12,13 +12,16 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_features.h"
 #include "cli/cli_options.h"
+#include "common/default_bundle.h"
 #include "io/atomic_file.h"
 #include "data/image_batches.h"
 #include "data/shapes_render.h"
 #include "eval/prompt_checker.h"
 #include "io/bundle.h"
 #include "models/vq_model.h"
+#include "trace/frechet_distance.h"
 
 namespace speculum::cli {
 namespace {
@@ -28,13 +31,6 @@ void print_report(const eval::CheckReport& report) {
     std::cout << (c.passed ? "  PASS  " : "  FAIL  ") << std::left << std::setw(11) << eval::claim_kind_name(c.kind)
               << c.claim << (c.passed ? "" : "  (" + c.found + ")") << "\n";
   std::cout << (report.passed() ? "PASS" : "FAIL") << "\n";
-}
-
-// The image as the tokenizer gives it back: encoded to codes and decoded again.
-cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb) {
-  c10::InferenceMode inference;
-  const at::Tensor codes = tokenizer.encode(data::image_to_tensor(rgb).unsqueeze(0));
-  return data::tensor_to_image(tokenizer.decode(codes)[0]);
 }
 
 // Scores the checker on `count` rendered ground-truth scenes, each reconstructed by `tokenizer` when one is
@@ -47,7 +43,7 @@ void check_ground_truth(int count, std::uint64_t first_seed, const VqModel* toke
     const std::string caption = scene.caption();
     const cv::Mat rendered = data::render_scene(scene);
     const eval::CheckReport report =
-        eval::check_image(tokenizer ? reconstruct(*tokenizer, rendered) : rendered, eval::parse_shapes_prompt(caption));
+        eval::check_image(tokenizer ? data::reconstruct(*tokenizer, rendered) : rendered, eval::parse_shapes_prompt(caption));
     for (const auto& c : report.claims) {
       auto& k = by_kind[eval::claim_kind_name(c.kind)];
       k.first += c.passed;
@@ -141,6 +137,32 @@ void add_data_commands(CLI::App& app) {
       if (!report.passed()) result = 3;
     });
     if (rc || result) throw CLI::RuntimeError(rc ? rc : result);
+  });
+
+  struct FloorArgs {
+    int count = 256;
+    std::string through_tokenizer;
+  };
+  auto floor = std::make_shared<FloorArgs>();
+  CLI::App* f = data_cmd->add_subcommand(
+      "fd-floor", "The Fréchet distance a perfect model would read at N images: two disjoint sets of N held-out scenes");
+  f->add_option("--count", floor->count, "Images per set")->check(CLI::Range(2, 100000))->capture_default_str();
+  f->add_option("--through-tokenizer", floor->through_tokenizer, "Reconstruct every scene with this bundle's tokenizer first (as bench's reference)");
+  f->final_callback([floor] {
+    const int rc = run_reporting_errors([&] {
+      const auto net = BenchFeatures::load(app::feature_net_path());
+      if (!net) throw Error("no feature network (scripts/train-features.sh makes it)");
+      // bench's reference scenes (the eval prompts') against as many others from a disjoint range.
+      const auto a = net->of_scenes(700000000, floor->count, floor->through_tokenizer);
+      const auto b = net->of_scenes(710000000, floor->count, floor->through_tokenizer);
+      std::cout << "Fréchet distance between two disjoint sets of " << floor->count << " held-out scenes"
+                << (floor->through_tokenizer.empty() ? "" : " (tokenizer reconstructions)") << ": " << std::fixed
+                << std::setprecision(3) << *frechet_distance(a, b) << "\n";
+      if (!floor->through_tokenizer.empty())
+        std::cout << "... and between the reconstructions and the raw renders of the same scenes: "
+                  << *frechet_distance(a, net->of_scenes(700000000, floor->count, "")) << "\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
   });
 }
 

@@ -1,5 +1,5 @@
-// speculum-cli train vq | tokenize: the project's own VQ tokenizer on the shapes data, and the tokenised
-// corpus the target trains on. They render scenes, so they need OpenCV (absent from SPECULUM_ENGINE_ONLY builds).
+// speculum-cli train vq | tokenize | features: the project's own VQ tokenizer on the shapes data, the tokenised
+// corpus the target trains on, and the feature network behind bench's Fréchet distance. They render scenes, so they need OpenCV (absent from SPECULUM_ENGINE_ONLY builds).
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
@@ -16,6 +16,7 @@
 #include "io/bundle.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
+#include "train/feature_net_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
 
@@ -139,6 +140,40 @@ void add_image_training_commands(CLI::App& train) {
       corpus.codes = at::cat(codes);
       corpus.save(t->out, 16);
       std::cout << "wrote " << t->out << " (" << corpus.size() << " images x " << corpus.codes.size(1) << " tokens)\n";
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  struct FeatureArgs {
+    std::string out;
+    FeatureNetTrainParams params;
+    int batch = 64;
+    int held_out = 512;
+    int threads = 2;
+  };
+  auto f = std::make_shared<FeatureArgs>();
+  CLI::App* features = train.add_subcommand("features", "Train the shapes feature network behind bench's Fréchet distance");
+  features->add_option("--out", f->out, "Run folder (checkpoints, log.csv, features.safetensors); resumes if it has a checkpoint")->required();
+  features->add_option("--steps", f->params.schedule.steps, "Optimisation steps")->check(CLI::Range(1, 10000000))->capture_default_str();
+  features->add_option("--lr", f->params.schedule.peak_lr, "Peak learning rate (cosine schedule)")->capture_default_str();
+  features->add_option("--batch", f->batch, "Fresh scenes per step")->check(CLI::Range(2, 4096))->capture_default_str();
+  features->add_option("--held-out", f->held_out, "Held-out scenes for accuracy")->check(CLI::Range(1, 100000))->capture_default_str();
+  features->add_option("--seed", f->params.seed, "Seed (weights and data)")->capture_default_str();
+  features->add_option("--threads", f->threads, "LibTorch threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  features->add_option("--checkpoint-every", f->params.checkpoint_every, "Steps between checkpoints")->check(CLI::Range(1, 10000000))->capture_default_str();
+  features->final_callback([f] {
+    const int rc = run_reporting_errors([&] {
+      at::set_num_threads(f->threads);
+      stop_training_on_signals();
+      std::filesystem::create_directories(f->out);
+      std::cout << "feature network: " << parameter_count(feature_net_tensor_specs()) << " parameters, " << f->params.schedule.steps
+                << " steps of " << f->batch << " scenes\n";
+      // Held out: the VQ's held-out seeds, disjoint from the random 64-bit training seeds and the eval prompts.
+      const SceneBatch held_out = data::shapes_scene_batch(900000000, f->held_out);
+      const TensorMap weights = train_feature_net(f->params, f->out, data::shapes_scene_batches(f->params.seed, f->batch), held_out,
+                                                  [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
+      save_tensors(f->out + "/features.safetensors", weights, DType::F32, {{"format", kFeatureNetFormat}});
+      std::cout << "wrote " << f->out << "/features.safetensors\n";
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

@@ -5,15 +5,24 @@
 
 namespace speculum::app {
 
-std::string default_bundle_dir() {
-  namespace fs = std::filesystem;
-  if (const char* env = std::getenv("SPECULUM_BUNDLE"); env && *env) return env;
-  const fs::path built = SPECULUM_BUILD_BUNDLE_DIR;
-  if (fs::exists(built / "speculum.json")) return built.string();
+namespace {
+
+// $variable, else `built` when `probe` exists, else `installed` under the program's share/speculum.
+std::string resource(const char* variable, const std::filesystem::path& built, const std::filesystem::path& probe,
+                     const char* installed) {
+  if (const char* env = std::getenv(variable); env && *env) return env;
+  if (std::filesystem::exists(probe)) return built.string();
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed = exe.parent_path().parent_path() / "share/speculum/models/default";
-  return installed.string();
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "share/speculum" / installed).string();
+}
+
+}  // namespace
+
+std::string default_bundle_dir() { return resource("SPECULUM_BUNDLE", SPECULUM_BUILD_BUNDLE_DIR, SPECULUM_BUILD_BUNDLE_DIR "/speculum.json", "models/default"); }
+
+std::string feature_net_path() {
+  return resource("SPECULUM_FEATURE_NET", SPECULUM_BUILD_FEATURE_NET, SPECULUM_BUILD_FEATURE_NET, "eval/shapes-features.safetensors");
 }
 
 }  // namespace speculum::app

@@ -1,5 +1,7 @@
 #include "data/image_batches.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,11 @@ cv::Mat tensor_to_image(const at::Tensor& chw) {
   return image;
 }
 
+cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb) {
+  c10::InferenceMode inference;
+  return tensor_to_image(tokenizer.decode(tokenizer.encode(image_to_tensor(rgb).unsqueeze(0)))[0]);
+}
+
 at::Tensor shapes_images(std::uint64_t first_seed, int count) {
   std::vector<at::Tensor> images;
   for (int i = 0; i < count; ++i) images.push_back(image_to_tensor(render_scene(sample_scene(first_seed + i))));
@@ -44,6 +51,30 @@ ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int al
       images.push_back(full.narrow(1, y, crop).narrow(2, x, crop));
     }
     return at::stack(images);
+  };
+}
+
+SceneBatch shapes_scene_batch(std::uint64_t first_seed, int count) {
+  SceneBatch out;
+  std::vector<at::Tensor> images;
+  for (int i = 0; i < count; ++i) {
+    out.scenes.push_back(sample_scene(first_seed + static_cast<std::uint64_t>(i)));
+    images.push_back(image_to_tensor(render_scene(out.scenes.back())));
+  }
+  out.images = at::stack(images);
+  return out;
+}
+
+SceneBatches shapes_scene_batches(std::uint64_t seed, int batch) {
+  return [=](int step) {
+    SceneBatch out;
+    std::vector<at::Tensor> images;
+    for (int i = 0; i < batch; ++i) {
+      out.scenes.push_back(sample_scene(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(step) * 4096 + i))));
+      images.push_back(image_to_tensor(render_scene(out.scenes.back())));
+    }
+    out.images = at::stack(images);
+    return out;
   };
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "models/vq_model.h"
+#include "train/feature_net_trainer.h"
 #include "train/vq_trainer.h"
 
 namespace speculum::data {
@@ -13,8 +15,17 @@ namespace speculum::data {
 at::Tensor image_to_tensor(const cv::Mat& rgb);  // CV_8UC3 RGB -> [3, H, W]
 cv::Mat tensor_to_image(const at::Tensor& chw);   // [3, H, W] in [-1, 1] -> CV_8UC3 RGB
 
+// The image as `tokenizer` gives it back: encoded to codes and decoded again.
+cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb);
+
 // Full 64x64 renders of scenes first_seed .. first_seed + count - 1.
 at::Tensor shapes_images(std::uint64_t first_seed, int count);
+
+// Scenes first_seed .. first_seed + count - 1 with their renders (the feature network's held-out set).
+SceneBatch shapes_scene_batch(std::uint64_t first_seed, int count);
+
+// Step s: `batch` fresh whole scenes with their descriptions (seeds from `seed` and s).
+SceneBatches shapes_scene_batches(std::uint64_t seed, int batch);
 
 // Step s: `batch` fresh scenes (seeds from `seed` and s), each cropped to `crop` pixels at an offset
 // aligned to the tokenizer's `align` (so code patterns line up with full-image tokens).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/json_fields.h"
+#include "trace/frechet_distance.h"
 
 namespace speculum {
 namespace {
@@ -31,10 +34,12 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
+std::string fixed(const std::optional<double>& v, int digits, const char* none) { return v ? fixed(*v, digits) : none; }
+
 // Parts of one run: the same bundle, methods, prompts, seeds, threads and shard count (the shard may differ).
 bool same_run(const BenchRun& a, const BenchRun& b) {
   return a.bundle == b.bundle && a.methods == b.methods && a.prompts == b.prompts && a.seeds == b.seeds && a.shards == b.shards &&
-         a.threads == b.threads;
+         a.threads == b.threads && a.reference == b.reference && a.reference_features == b.reference_features;
 }
 
 }  // namespace
@@ -67,10 +72,10 @@ json bench_run_to_json(const BenchRun& run) {
   for (const auto& i : run.images)
     images.push_back({{"method", i.method}, {"prompt", i.prompt_index}, {"seed", i.seed}, {"tokens", i.tokens}, {"nfe", i.nfe},
                       {"drafted", i.drafted}, {"accepted", i.accepted}, {"drafted_at", i.drafted_at},
-                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"draft_ms", i.draft_ms}, {"same_as_ar", i.same_as_ar}, {"checked", i.checked}, {"passed", i.passed}});
+                      {"accepted_at", i.accepted_at}, {"wall_ms", i.wall_ms}, {"forward_ms", i.forward_ms}, {"draft_ms", i.draft_ms}, {"same_as_ar", i.same_as_ar}, {"checked", i.checked}, {"passed", i.passed}, {"features", i.features}});
   return {{"format", "speculum-bench/1"}, {"bundle", run.bundle}, {"machine", run.machine}, {"threads", run.threads},
           {"methods", run.methods}, {"prompts", run.prompts}, {"seeds", run.seeds}, {"shard", run.shard},
-          {"shards", run.shards}, {"images", images}};
+          {"shards", run.shards}, {"reference", {{"what", run.reference}, {"features", run.reference_features}}}, {"grid", run.grid}, {"images", images}};
 }
 
 BenchRun bench_run_from_json(const json& doc, const std::string& where) {
@@ -88,6 +93,11 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
   if (run.methods.empty() || run.methods.front() != "ar") throw Error(where + ": methods must start with 'ar'");
   if (run.seeds < 1 || run.shards < 1 || run.shard < 0 || run.shard >= run.shards)
     throw Error(where + ": seeds, shard or shards out of range");
+  if (doc.contains("grid")) run.grid = field<std::string>(doc, "grid", where);
+  if (doc.contains("reference")) {  // results written before the Fréchet distance have none
+    run.reference = field<std::string>(doc.at("reference"), "what", where + ": reference");
+    run.reference_features = field<std::vector<std::vector<float>>>(doc.at("reference"), "features", where + ": reference");
+  }
   const json& images = doc.at("images");
   if (!images.is_array()) throw Error(where + ": field 'images' is not a list");
   for (std::size_t n = 0; n < images.size(); ++n) {
@@ -109,12 +119,25 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
     b.same_as_ar = field<int>(i, "same_as_ar", at);
     b.checked = field<int>(i, "checked", at);
     b.passed = field<int>(i, "passed", at);
+    if (i.contains("features")) b.features = field<std::vector<float>>(i, "features", at);
     if (b.prompt_index < 0 || b.prompt_index >= static_cast<int>(run.prompts.size()) ||
         std::find(run.methods.begin(), run.methods.end(), b.method) == run.methods.end())
       throw Error(at + ": names a prompt or method the run does not have");
     run.images.push_back(std::move(b));
   }
   return run;
+}
+
+BenchRun read_bench_run(const std::string& path, const std::string& what) {
+  constexpr std::size_t kMaxBytes = 256u << 20;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(what + ": cannot open '" + path + "'");
+  std::string text, chunk(1u << 20, '\0');
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) throw Error(what + ": '" + path + "' is larger than 256 MiB");
+  }
+  return bench_run_from_json(parse_untrusted_json(text, path, 16), path);
 }
 
 BenchRun merge_bench_runs(const std::vector<BenchRun>& parts) {
@@ -173,8 +196,11 @@ Spread spread_of(std::vector<double> v) {
 
 std::vector<BenchRow> summarize(const BenchRun& run) {
   std::map<std::pair<int, std::uint64_t>, const BenchImage*> ar_image;
-  for (const auto& i : run.images)
+  std::map<std::string, FeatureVectors> features;  // per method
+  for (const auto& i : run.images) {
     if (i.method == "ar") ar_image[{i.prompt_index, i.seed}] = &i;
+    if (!i.features.empty()) features[i.method].push_back(i.features);
+  }
   std::vector<BenchRow> rows;
   for (const auto& method : run.methods) {
     BenchRow row;
@@ -194,6 +220,10 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
     }
     row.ms_per_image = spread_of(ms);
     row.speedup = spread_of(speedups);
+    const FeatureVectors& mine = features[method];
+    row.featured = static_cast<int>(mine.size());
+    row.fd_reference = frechet_distance(mine, run.reference_features);
+    if (method != "ar") row.fd_ar = frechet_distance(mine, features["ar"]);
     rows.push_back(row);
   }
   return rows;
@@ -202,13 +232,13 @@ std::vector<BenchRow> summarize(const BenchRun& run) {
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::ostringstream csv;
   csv << "method,images,tokens,nfe,drafted,accepted,nfe_per_image,tau,acceptance,same_as_ar,checked,passed,"
-         "vs_ar_points,vs_ar_half_width_95,ms_per_image_median,ms_per_image_q1,"
+         "vs_ar_points,vs_ar_half_width_95,fd_reference,fd_ar,ms_per_image_median,ms_per_image_q1,"
          "ms_per_image_q3,outside_forward_share,draft_share,speedup_median,speedup_q1,speedup_q3\n";
   for (const auto& r : rows)
     csv << r.method << "," << r.images << "," << r.tokens << "," << r.nfe << "," << r.drafted << "," << r.accepted << ","
         << fixed(r.nfe_per_image(), 2) << "," << fixed(r.tau(), 4) << "," << fixed(r.acceptance(), 4) << "," << r.same_as_ar << "," << r.checked << ","
         << r.passed << "," << fixed(100 * r.vs_ar.difference(), 2) << "," << fixed(196 * r.vs_ar.standard_error(), 2) << ","
-        << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
+        << fixed(r.fd_reference, 3, "") << "," << fixed(r.fd_ar, 3, "") << "," << fixed(r.ms_per_image.median, 2) << "," << fixed(r.ms_per_image.q1, 2) << "," << fixed(r.ms_per_image.q3, 2) << ","
         << fixed(r.outside_forward_share(), 4) << "," << fixed(r.draft_share(), 4) << "," << fixed(r.speedup.median, 4) << "," << fixed(r.speedup.q1, 4) << ","
         << fixed(r.speedup.q3, 4) << "\n";
   return csv.str();
@@ -217,12 +247,13 @@ std::string bench_csv(const std::vector<BenchRow>& rows) {
 std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& rows) {
   std::ostringstream md;
   const bool quality = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.checked > 0; });
+  const bool distance = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.fd_reference || r.fd_ar; });
   md << "Bundle `" << run.bundle << "`; " << run.prompts.size() << " prompt(s) x " << run.seeds << " seed(s) per method, methods "
      << "alternating per image; " << run.threads << " thread(s); " << run.machine << ".\n\n"
      << "| method | images | NFE / image | τ | acceptance | same tokens as `ar` | ms / image, median [IQR] | "
         "outside the forward (drafting) | speed-up vs `ar`, median [IQR] |"
-     << (quality ? " checker passed | vs `ar`, points [95 %] |\n" : "\n") << "|---|---|---|---|---|---|---|---|---|"
-     << (quality ? "---|---|\n" : "\n");
+     << (quality ? " checker passed | vs `ar`, points [95 %] |" : "") << (distance ? " FD to data | FD to `ar` |" : "")
+     << "\n|---|---|---|---|---|---|---|---|---|" << (quality ? "---|---|" : "") << (distance ? "---|---|" : "") << "\n";
   for (const auto& r : rows) {
     md << "| `" << r.method << "` | " << r.images << " | " << fixed(r.nfe_per_image(), 1) << " | " << fixed(r.tau(), 2) << " | "
        << (r.drafted ? fixed(100 * r.acceptance(), 1) + " % (" + std::to_string(r.accepted) + " / " + std::to_string(r.drafted) + ")"
@@ -240,8 +271,13 @@ std::string bench_markdown(const BenchRun& run, const std::vector<BenchRow>& row
                                                                fixed(d + half, 1) + "]")
          << " |";
     }
+    if (distance) md << " " << fixed(r.fd_reference, 2, "—") << " | " << fixed(r.fd_ar, 2, "—") << " |";
     md << "\n";
   }
+  if (distance)
+    md << "\nFD: Fréchet distance on the shapes feature network's features (docs/metrics.md); to data: "
+       << (run.reference.empty() ? "none (only builtin:N prompts come with their scenes)" : run.reference)
+       << "; to `ar`: `ar`'s images of this run.\n";
   return md.str();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct BenchImage {
   int same_as_ar = 0;  // tokens equal to ar's image for the same prompt and seed (greedy: lossless methods give all)
   int checked = 0;  // 1 when the prompt checker scored the image (shapes captions, full builds)
   int passed = 0;   // 1 when every claim of the prompt held
+  // The shapes feature network's features of the image (kFeatureNetFeatures values, rounded to 1e-4 so that the
+  // file holds exactly what was summarised); empty where the image is not a 64x64 shapes image.
+  std::vector<float> features;
 };
 
 // Counts one Verify event into `image`.
@@ -55,6 +59,11 @@ struct BenchRun {
   int shard = 0;        // this part: images i with i % shards == shard
   int shards = 1;
   std::vector<BenchImage> images;
+  // The data the Fréchet distance compares against (builtin prompts on a shapes bundle: the tokenizer's
+  // reconstructions of the prompts' own held-out scenes) and its features; empty when there is none.
+  std::string reference;
+  std::vector<std::vector<float>> reference_features;
+  std::string grid;  // sweep --grid: the image grid's PNG, relative to the result file ("" when none)
   // The images a complete run holds: every prompt x seed x method.
   std::size_t expected_images() const { return prompts.size() * static_cast<std::size_t>(seeds) * methods.size(); }
 };
@@ -62,6 +71,9 @@ struct BenchRun {
 nlohmann::json bench_run_to_json(const BenchRun& run);
 // Throws Error naming `where` and the field at fault.
 BenchRun bench_run_from_json(const nlohmann::json& doc, const std::string& where);
+
+// A result file (at most 256 MiB); errors name `what` (the command or view reading it), the file and the field.
+BenchRun read_bench_run(const std::string& path, const std::string& what);
 
 // Combines shards of one run (same bundle, methods, prompts, seeds, shard count; each shard once) into the
 // run an unsharded bench would have written, images in the same order. Throws Error on any mismatch.
@@ -86,6 +98,9 @@ struct BenchRow {
   long same_as_ar = 0;  // over `tokens`: agreement with ar's images token by token
   int checked = 0, passed = 0;
   PairedVerdicts vs_ar;  // checker verdicts paired with ar's on the same prompt and seed
+  int featured = 0;  // images with features
+  std::optional<double> fd_reference;  // Fréchet distance of this method's images to the run's reference data
+  std::optional<double> fd_ar;         // ... and to ar's images of the same run (not for ar itself)
   double nfe_per_image() const { return images ? double(nfe) / images : 0; }
   double tau() const { return nfe ? double(tokens) / nfe : 0; }
   double acceptance() const { return drafted ? double(accepted) / drafted : 0; }

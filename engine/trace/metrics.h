@@ -23,6 +23,7 @@ struct RunMetrics {
   double acceptance_rate() const { return drafted_verified > 0 ? double(accepted) / drafted_verified : 0; }
   double tokens_per_second() const { return wall_ms > 0 ? tokens * 1000.0 / wall_ms : 0; }
   double outside_forward_share() const { return wall_ms > 0 ? 1.0 - forward_ms / wall_ms : 0; }
+  double draft_share() const { return wall_ms > 0 ? draft_ms / wall_ms : 0; }
 };
 
 // Accumulates metrics event by event (live) or over a whole trace.

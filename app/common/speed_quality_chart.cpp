@@ -1,4 +1,4 @@
-#include "cli/speed_quality_plot.h"
+#include "common/speed_quality_chart.h"
 
 #include <QFont>
 #include <QImage>
@@ -11,18 +11,17 @@
 #include "common/png_export.h"
 #include "error.h"
 
-namespace speculum::cli {
+namespace speculum::app {
 
-void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& rows, const std::string& path) {
+QImage speed_quality_chart(const BenchRun& run, const std::vector<BenchRow>& rows) {
   const auto ar = std::find_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.method == "ar"; });
   if (ar == rows.end() || ar->checked == 0)
-    throw Error("--plot needs the checker's verdicts: shapes prompts (e.g. --prompts builtin:N) on a shapes bundle");
-  app::OffscreenGui gui;
+    throw Error("the speed-quality chart needs the checker's verdicts: shapes prompts (e.g. --prompts builtin:N) on a shapes bundle");
   const int width = 760, height = 480, left = 70, right = 24, top = 44, bottom = 52;
-  QImage image = app::white_canvas(width, height);
+  QImage image = white_canvas(width, height);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
-  const QFont font = app::chart_font();
+  const QFont font = chart_font();
   p.setFont(font);
 
   const double ar_rate = 100.0 * ar->passed / ar->checked;
@@ -73,7 +72,7 @@ void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& 
   p.rotate(-90);
   p.drawText(QRectF(-area.height() / 2, -8, area.height(), 16), Qt::AlignCenter, "checker pass rate, % (whiskers: paired 95 % interval)");
   p.restore();
-  p.setFont(app::chart_font(14, true));
+  p.setFont(chart_font(14, true));
   p.drawText(QRectF(0, 10, width, 22), Qt::AlignCenter,
              QString("%1: speed and quality, %2 prompt(s) x %3 seed(s)").arg(QString::fromStdString(run.bundle)).arg(run.prompts.size()).arg(run.seeds));
   p.setFont(font);
@@ -92,7 +91,12 @@ void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& 
     p.drawText(c + QPointF(8, -6), pt.label);
   }
   p.end();
-  app::write_png(path, image, {});
+  return image;
 }
 
-}  // namespace speculum::cli
+void write_speed_quality_plot(const BenchRun& run, const std::vector<BenchRow>& rows, const std::string& path) {
+  OffscreenGui gui;
+  write_png(path, speed_quality_chart(run, rows), {});
+}
+
+}  // namespace speculum::app
