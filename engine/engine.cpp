@@ -60,6 +60,7 @@ Image to_image(const at::Tensor& decoded) {  // [1, 3, H, W] in [-1, 1]
 
 struct Engine::Impl {
   BundleManifest manifest;
+  int threads = 0;  // EngineParams::threads: set on the thread that calls generate()
   at::Device device = at::kCPU;
   std::unique_ptr<Transformer> target;
   std::unique_ptr<VqModel> tokenizer;
@@ -86,6 +87,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   const auto start = std::chrono::steady_clock::now();
   if (params.threads > 0) at::set_num_threads(params.threads);
   auto impl = std::make_unique<Impl>();
+  impl->threads = params.threads;
   impl->manifest = read_manifest(params.bundle_dir);
   const BundleManifest& m = impl->manifest;
   impl->device = resolve_device(params.device);
@@ -199,9 +201,28 @@ at::Tensor Engine::Impl::codes(const std::vector<int>& tokens, int rows, int col
   return at::tensor(filled, at::kLong).reshape({1, rows, cols});
 }
 
+namespace {
+
+// LibTorch's OpenMP thread count belongs to the calling thread. Decoding for display runs on one: a window
+// decodes previews beside a running generation, and a second team of threads on the same cores slows the
+// generation down (scripts/studio-speed.sh).
+class OneThreadHere {
+ public:
+  OneThreadHere() : before_(at::get_num_threads()) { at::set_num_threads(1); }
+  ~OneThreadHere() { at::set_num_threads(before_); }
+  OneThreadHere(const OneThreadHere&) = delete;
+  OneThreadHere& operator=(const OneThreadHere&) = delete;
+
+ private:
+  int before_;
+};
+
+}  // namespace
+
 Image Engine::decode(const std::vector<int>& tokens) const {
   if (std::any_of(tokens.begin(), tokens.end(), [](int t) { return t < 0; }))
     throw Error("decode needs a complete grid; use preview() for a partial one");
+  const OneThreadHere one_thread;
   c10::InferenceMode inference;
   return to_image(impl_->tokenizer->decode(impl_->codes(tokens)));
 }
@@ -216,6 +237,7 @@ Preview Engine::preview_low_res(const std::vector<int>& tokens) const {
 }
 
 Preview Engine::Impl::preview(const std::vector<int>& tokens, int rows, int cols) const {
+  const OneThreadHere one_thread;
   c10::InferenceMode inference;
   Preview p;
   p.image = to_image(tokenizer->decode(codes(tokens, rows, cols)));
@@ -266,6 +288,7 @@ std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<
 
 GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
+  if (impl_->threads > 0) at::set_num_threads(impl_->threads);  // this thread's team (a worker thread starts with the default)
   params.sampling.validate();
   if (params.sampling.uses_cfg() && !impl_->info.cfg_available)
     throw Error("CFG is unavailable for bundle '" + impl_->info.name + "': its class table has no null row (the model was "

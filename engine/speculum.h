@@ -12,7 +12,8 @@
 //    must not call generate() on the same Engine. Keep them cheap or hand the data to another thread.
 //  - `cancel` is polled between steps (each step is at most one target forward), so a run stops within
 //    one step of the flag being set; the result then holds the partial grid and cancelled = true.
-//  - The LibTorch thread count (EngineParams::threads) is process-wide.
+//  - EngineParams::threads is the intra-op thread count of generate(), on whichever thread calls it.
+//    decode() and the previews run on one thread: they are for display, beside a running generation.
 #pragma once
 
 #include <atomic>

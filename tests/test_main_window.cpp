@@ -13,7 +13,11 @@
 #include "result_view.h"
 #include "trace/bench_records.h"
 
+#include <QCompleter>
+#include <QLineEdit>
 #include <QTableWidget>
+#include <QTimer>
+#include <QAbstractItemView>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include "test_helpers.h"
@@ -277,6 +281,58 @@ class TestMainWindow : public QObject {
     std::ofstream(path("broken.json").toStdString()) << R"({"format": "speculum-bench/1", "bundle": 3})";
     QVERIFY(!w->open_file(path("broken.json")));
     QVERIFY2(w->status_text().contains("broken.json: field 'bundle' has the wrong type"), qPrintable(w->status_text()));
+  }
+
+  void window_shortcuts_work_from_a_focused_text_field() {
+    auto w = window();
+    w->show();
+    QApplication::setActiveWindow(w.get());
+    QVERIFY(QTest::qWaitForWindowActive(w.get()));
+    auto* prompt = w->request_panel()->findChild<QLineEdit*>();
+    QVERIFY(prompt);
+    // A text field that claims Ctrl+E as QLineEdit does under X11's key bindings ("end of line"; the offscreen
+    // platform does not bind it), so that the test reproduces the swallowed shortcut on every platform.
+    struct X11LineEdit : QLineEdit {
+      using QLineEdit::QLineEdit;
+      bool event(QEvent* e) override {
+        if (e->type() == QEvent::ShortcutOverride && static_cast<QKeyEvent*>(e)->keyCombination() == QKeyCombination(Qt::ControlModifier, Qt::Key_E)) {
+          e->accept();
+          return true;
+        }
+        return QLineEdit::event(e);
+      }
+    };
+    auto* field = new X11LineEdit(w->request_panel());
+    field->show();
+    field->setFocus();
+    QAction* export_image = nullptr;
+    for (QAction* a : w->findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence("Ctrl+E")) export_image = a;
+    QVERIFY(export_image);
+    QSignalSpy triggered(export_image, &QAction::triggered);
+    // The action opens a file dialog; close it as soon as it shows.
+    QTimer::singleShot(300, [] {
+      if (QWidget* dialog = QApplication::activeModalWidget()) dialog->close();
+    });
+    QTest::keyClick(field, Qt::Key_E, Qt::ControlModifier);
+    QCOMPARE(triggered.count(), 1);
+    // Esc with the completion popup open closes the popup and leaves a run alone.
+    w->set_prompt("a red circle");
+    w->start_generation();
+    QVERIFY(w->running());
+    prompt->setFocus();
+    prompt->end(false);
+    QTest::keyClicks(prompt, " ab");
+    QCompleter* completer = prompt->completer();
+    QVERIFY(completer);
+    completer->complete();
+    QVERIFY(completer->popup()->isVisible());
+    QTest::keyClick(completer->popup(), Qt::Key_Escape);
+    QVERIFY(!completer->popup()->isVisible());
+    QVERIFY(w->running());
+    w->stop_generation();
+    QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    QVERIFY(finished.wait(30000) || !w->running());
   }
 
   void hovering_describes_the_cell() {

@@ -10,7 +10,10 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QAbstractSpinBox>
 #include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLineEdit>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
@@ -137,6 +140,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   statusBar()->addPermanentWidget(hover_);
   statusBar()->addPermanentWidget(progress_);
 
+  qApp->installEventFilter(this);
   worker_ = new GenerationWorker(*engine_);
   worker_->moveToThread(&worker_thread_);
   connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -145,6 +149,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
     set_running(false);
     drain_events();
     show_position(timeline_bar_->position());
+    last_run_ms_ = run_clock_.nsecsElapsed() / 1e6;
     status_->setText((cancelled ? "Stopped: " : "Done: ") + summary);
     Q_EMIT generation_finished(cancelled);
   });
@@ -289,6 +294,7 @@ void MainWindow::start_generation() {
   tabs_->setCurrentIndex(0);
   status_->setText(QString::fromStdString("Generating: " + last_request_.to_string()));
   set_running(true);
+  run_clock_.start();
   QMetaObject::invokeMethod(worker_, [worker = worker_, params = last_request_] { worker->generate(params); }, Qt::QueuedConnection);
 }
 
@@ -405,6 +411,21 @@ void MainWindow::set_layers(const QStringList& keys) {
 void MainWindow::report(const QString& message) { status_->setText(message); }
 
 QString MainWindow::status_text() const { return status_->text(); }
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() != QEvent::ShortcutOverride) return QMainWindow::eventFilter(watched, event);
+  const auto* key = static_cast<QKeyEvent*>(event);
+  const QKeySequence pressed(key->keyCombination());
+  if (key->key() == Qt::Key_Escape && QApplication::activePopupWidget()) {
+    event->accept();  // the popup's own key press closes it
+    return true;
+  }
+  auto* field = qobject_cast<QWidget*>(watched);
+  if (!field || !isAncestorOf(field) || (!qobject_cast<QLineEdit*>(field) && !qobject_cast<QAbstractSpinBox*>(field))) return false;
+  for (const QAction* action : findChildren<QAction*>())
+    if (action->isEnabled() && action->shortcut() == pressed) return true;  // not overridden: the window's shortcut fires
+  return false;
+}
 
 bool MainWindow::save_trace(const QString& path) {
   if (timeline_.events().empty()) {

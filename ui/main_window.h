@@ -4,6 +4,7 @@
 // display rate. Settings, layout and recent files persist in QSettings.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
 #include <functional>
@@ -49,6 +50,11 @@ class MainWindow : public QMainWindow {
   void apply_theme(const QString& theme);  // "system" | "light" | "dark"
   void set_layers(const QStringList& keys);  // layer keys (vis::layer_key); the others are hidden
   bool running() const { return running_; }
+  // Text fields take some shortcuts for themselves (QLineEdit: Ctrl+E is "end of line"); the window's menu
+  // shortcuts win over them, and Esc closes an open completion popup before it stops a run.
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  // The last generation's wall time as the user sees it: from Generate to the final image on the canvas.
+  double last_run_ms() const { return last_run_ms_; }
 
   // Files. Each throws nothing: problems are reported in the status bar and returned as false.
   bool open_file(const QString& path);  // a trace (.jsonl), a PNG written by Speculum, or a bench result (.json)
@@ -98,6 +104,8 @@ class MainWindow : public QMainWindow {
   LivePreview live_preview_;
   GenerateParams last_request_;
   bool running_ = false;
+  QElapsedTimer run_clock_;
+  double last_run_ms_ = 0;
 
   RequestPanel* request_ = nullptr;
   QPushButton* generate_ = nullptr;

@@ -2,7 +2,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPixmap>
@@ -58,11 +57,11 @@ ResultView::ResultView(QWidget* parent) : QWidget(parent) {
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   layout->addWidget(table_);
   auto* pictures = new QWidget;
-  auto* row = new QHBoxLayout(pictures);
+  auto* column = new QVBoxLayout(pictures);  // chart above grid: each as wide as the window allows
   chart_ = new QLabel;
   grid_ = new QLabel;
-  for (QLabel* label : {chart_, grid_}) label->setAlignment(Qt::AlignTop | Qt::AlignLeft), row->addWidget(label);
-  row->addStretch(1);
+  for (QLabel* label : {chart_, grid_}) label->setAlignment(Qt::AlignTop | Qt::AlignLeft), column->addWidget(label);
+  column->addStretch(1);
   auto* scroll = new QScrollArea(this);
   scroll->setWidget(pictures);
   scroll->setWidgetResizable(true);

@@ -4,6 +4,7 @@
 #include <QMessageBox>
 #include <QStyleFactory>
 #include <QTimer>
+#include <cstdio>
 #include <thread>
 
 #include "common/default_bundle.h"
@@ -28,19 +29,29 @@ int main(int argc, char** argv) {
   const QCommandLineOption method("method", "Initial decoding method (one the bundle can run).", "name");
   const QCommandLineOption generate("generate", "Start generating right away.");
   const QCommandLineOption quit_after("quit-after", "Quit after this many milliseconds (scripted screenshots).", "ms");
+  const QCommandLineOption quit_when_done("quit-when-done", "With --generate: print the run's times on stderr and quit when it ends (scripts/studio-speed.sh).");
+  const QCommandLineOption threads("threads", "LibTorch threads of a generation (default: all cores but one, which stays with the window).", "n");
   const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
   const QCommandLineOption compare("compare", "Show the comparison view and run it.");
   const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
   const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res.", "list");
-  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after});
+  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after, quit_when_done, threads});
   cli.process(app);
 
   speculum::EngineParams params;
   params.bundle_dir = cli.isSet(bundle) ? cli.value(bundle).toStdString() : speculum::app::default_bundle_dir();
   params.device = cli.value(device).toStdString();
-  // One core stays with the GUI thread.
+  // One core stays with the window's thread, which decodes previews and paints while the engine runs.
   params.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
+  if (cli.isSet(threads)) {
+    bool ok = false;
+    params.threads = cli.value(threads).toInt(&ok);
+    if (!ok || params.threads < 1 || params.threads > 256) {
+      std::fprintf(stderr, "speculum: --threads '%s': expected a whole number from 1 to 256\n", qPrintable(cli.value(threads)));
+      return 2;
+    }
+  }
   std::unique_ptr<speculum::Engine> engine;
   try {
     engine = speculum::Engine::load(params);
@@ -62,6 +73,11 @@ int main(int argc, char** argv) {
   if (cli.isSet(open)) window.open_file(cli.value(open));
   if (cli.isSet(step)) window.timeline_bar()->set_position(cli.value(step).toInt());
   if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
+  if (cli.isSet(quit_when_done))
+    QObject::connect(&window, &speculum::ui::MainWindow::generation_finished, &app, [&window](bool) {
+      std::fprintf(stderr, "studio: %s; %.1f ms from Generate to the final image\n", qPrintable(window.status_text()), window.last_run_ms());
+      QApplication::quit();
+    });
   if (cli.isSet(compare)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::run_comparison);
   if (cli.isSet(quit_after)) QTimer::singleShot(cli.value(quit_after).toInt(), &app, &QApplication::quit);
   return app.exec();
