@@ -9,13 +9,17 @@
 #include "gif_writer.h"
 #include "main_window.h"
 #include "method_params_form.h"
+#include "metrics_panel.h"
 #include "request_panel.h"
 #include "result_view.h"
 #include "trace/bench_records.h"
 
 #include <QCompleter>
+#include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QTableWidget>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QAbstractItemView>
 #include <fstream>
@@ -68,6 +72,11 @@ class TestMainWindow : public QObject {
     QCOMPARE(w->canvas()->grid().committed_count(), from_trace.committed_count());
     QCOMPARE(w->canvas()->grid().committed_tokens(), from_trace.committed_tokens());
     QCOMPARE(w->timeline_bar()->step_count(), 256);
+    // The legends list only what ar can show: no draft states, and "no drafts" for the acceptance layer.
+    w->set_layers({"token_state", "acceptance"});
+    const QString legend = w->findChild<QLabel*>("legend")->text();
+    QVERIFY2(!legend.contains("drafted") && !legend.contains("soft-accepted") && !legend.contains("rejected"), qPrintable(legend));
+    QVERIFY2(legend.contains("not committed") && legend.contains("no drafts in this run"), qPrintable(legend));
   }
 
   // MuLo-SD's inset is decoded only while its layer shows, and appears when the layer is switched on later.
@@ -117,6 +126,11 @@ class TestMainWindow : public QObject {
   void stop_mid_run_leaves_a_consistent_partial_state() {
     auto w = window();
     QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    // An empty prompt asks for one instead of drawing the placeholder's example.
+    w->start_generation();
+    QVERIFY(!w->running());
+    QVERIFY2(w->status_text().startsWith("Type a prompt first, for example: "), qPrintable(w->status_text()));
+    w->set_prompt("a green square");
     w->start_generation();
     QTRY_VERIFY_WITH_TIMEOUT(w->timeline().step_count() >= 10, 30000);
     w->stop_generation();
@@ -137,6 +151,7 @@ class TestMainWindow : public QObject {
   void fifty_rapid_start_stop_cycles() {
     auto w = window();
     QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    w->set_prompt("a green square");
     const int children_before = w->findChildren<QObject*>().size();
     for (int i = 0; i < 50; ++i) {
       w->start_generation();
@@ -152,11 +167,14 @@ class TestMainWindow : public QObject {
 
   void closing_mid_run_joins_the_worker() {
     auto* w = new ui::MainWindow(engine(), path("settings.ini"));
+    w->set_prompt("a green square");
     w->start_generation();
+    QVERIFY(w->running());
     QTest::qWait(20);
     delete w;  // must cancel and join without hanging or crashing
     // The same in the middle of a comparison, whose runs use the window's engine.
     w = new ui::MainWindow(engine(), path("settings.ini"));
+    w->set_prompt("a green square");
     w->run_comparison();
     QTRY_VERIFY_WITH_TIMEOUT(w->comparison()->running(), 5000);
     QTest::qWait(50);
@@ -187,11 +205,15 @@ class TestMainWindow : public QObject {
     }
     auto w = window();
     QCOMPARE(w->request_panel()->request().prompt, std::string("a blue square"));
+    QVERIFY(w->set_method("lisa"));
+    QCOMPARE(w->suggested_file_name("png"), QString("a-blue-square-seed1234-lisa.png"));  // save dialogs' names
     QCOMPARE(w->request_panel()->request().seed, std::uint64_t(1234));
   }
 
   void gif_export_has_one_frame_per_step_plus_a_hold() {
     auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), path("tiny-settings.ini"));
+    const auto words = w.request_panel()->example_prompt();  // the tiny bundle's own words
+    w.set_prompt(words);
     generate(w);  // tiny bundle: 8x8 grid, 64 steps
     QVERIFY(w.export_animation(path("run.gif")));
     QImageReader reader(path("run.gif"));
@@ -231,6 +253,7 @@ class TestMainWindow : public QObject {
     view->method_form(1)->set_method("sjd");
     view->method_form(2)->set_method("sjd");
     QSignalSpy done(view, &ui::ComparisonView::all_finished);
+    w->set_prompt("a red circle above a blue square");
     w->run_comparison();
     QVERIFY(done.wait(120000));
     // Same request and seed: the two sjd panes commit the same tokens, in fewer steps than ar's 256.
@@ -333,6 +356,39 @@ class TestMainWindow : public QObject {
     w->stop_generation();
     QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
     QVERIFY(finished.wait(30000) || !w->running());
+  }
+
+  // During a run the status line, the scrubber, the metrics summary and the step explanation name the same step
+  // at every frame the window shows.
+  void step_counters_agree_at_every_frame() {
+    auto w = window();
+    w->show();
+    w->set_prompt("a red circle above a blue square");
+    auto* metrics = w->findChild<ui::MetricsPanel*>();
+    auto* explanation = w->findChild<QTextBrowser*>("explanation");
+    QVERIFY(metrics && explanation);
+    const auto first_number = [](const QString& text, const QString& pattern) {
+      const QRegularExpressionMatch m = QRegularExpression(pattern).match(text);
+      return m.hasMatch() ? m.captured(1).toInt() : -1;
+    };
+    for (const char* method : {"ar", "sjd", "mulo"}) {
+      QVERIFY(w->set_method(method));
+      w->start_generation();
+      int frames = 0;
+      while (w->running()) {
+        QTest::qWait(7);
+        if (!w->running() || w->timeline().step_count() == 0) continue;
+        const int bar = w->timeline_bar()->position();
+        QCOMPARE(w->timeline_bar()->step_count(), bar);  // following the run
+        QCOMPARE(first_number(w->status_text(), "^step (\\d+) "), bar);
+        QCOMPARE(first_number(metrics->summary_text(), "step (\\d+)/"), bar);
+        QCOMPARE(first_number(metrics->summary_text(), "step \\d+/(\\d+)"), bar);
+        QCOMPARE(first_number(explanation->toPlainText(), "^Step (\\d+) of"), bar);
+        QCOMPARE(first_number(explanation->toPlainText(), "^Step \\d+ of (\\d+)"), bar);
+        ++frames;
+      }
+      QVERIFY2(frames > 3, qPrintable(QString("%1: %2 frames").arg(method).arg(frames)));
+    }
   }
 
   void hovering_describes_the_cell() {

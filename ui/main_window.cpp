@@ -10,6 +10,9 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QDir>
+#include <QRegularExpression>
+#include <QStandardPaths>
 #include <QAbstractSpinBox>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -120,6 +123,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   auto* explain_dock = new QDockWidget("What am I looking at", this);
   explain_dock->setObjectName("explain_dock");
   explanation_ = new QTextBrowser(explain_dock);
+  explanation_->setObjectName("explanation");
   explanation_->setMinimumHeight(80);
   explain_dock->setWidget(explanation_);
   addDockWidget(Qt::RightDockWidgetArea, explain_dock);
@@ -185,6 +189,7 @@ QWidget* MainWindow::build_generate_tab() {
   canvas_ = new CanvasWidget(tab);
   layout->addWidget(canvas_, 1);
   legend_ = new QLabel(tab);
+  legend_->setObjectName("legend");
   legend_->setWordWrap(true);
   layout->addWidget(legend_);
   timeline_bar_ = new TimelineBar(tab);
@@ -204,19 +209,19 @@ void MainWindow::build_menus() {
   recent_menu_ = file->addMenu("Open &recent");
   file->addSeparator();
   file->addAction("&Save trace…", QKeySequence::Save, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Save trace", "run.jsonl", "Traces (*.jsonl)");
+    const QString path = save_path("Save trace", "jsonl", "Traces (*.jsonl)");
     if (!path.isEmpty()) save_trace(path);
   });
   file->addAction("&Export image (PNG with parameters)…", QKeySequence("Ctrl+E"), this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Export image", "speculum.png", "PNG images (*.png)");
+    const QString path = save_path("Export image", "png", "PNG images (*.png)");
     if (!path.isEmpty()) export_image(path);
   });
   file->addAction("Export &animation (GIF)…", QKeySequence("Ctrl+Shift+E"), this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Export animation", "speculum.gif", "GIF animations (*.gif)");
+    const QString path = save_path("Export animation", "gif", "GIF animations (*.gif)");
     if (!path.isEmpty()) export_animation(path);
   });
   file->addAction("Export &comparison…", this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Export comparison", "comparison.png", "PNG images (*.png)");
+    const QString path = save_path("Export comparison", "png", "PNG images (*.png)", "comparison");
     if (!path.isEmpty()) export_comparison(path);
   });
   file->addSeparator();
@@ -282,6 +287,7 @@ bool MainWindow::set_method(const QString& method) {
 
 void MainWindow::start_generation() {
   if (running_ || !request_->valid()) return;
+  if (prompt_missing_reported()) return;
   last_request_ = request_->request();
   last_request_.preview_every = 0;  // the window decodes previews itself, off the engine's clock
   timeline_ = Timeline();
@@ -298,13 +304,37 @@ void MainWindow::start_generation() {
   QMetaObject::invokeMethod(worker_, [worker = worker_, params = last_request_] { worker->generate(params); }, Qt::QueuedConnection);
 }
 
+QString MainWindow::suggested_file_name(const QString& extension, const QString& what) const {
+  const GenerateParams p = request_->request();
+  QString words = QString::fromStdString(p.prompt.empty() ? "class-" + std::to_string(p.class_id) : p.prompt).toLower();
+  words.replace(QRegularExpression("[^a-z0-9]+"), "-");
+  words = words.left(60);
+  while (words.endsWith('-')) words.chop(1);
+  return QString("%1%2-seed%3-%4.%5").arg(what.isEmpty() ? "" : what + "-", words.isEmpty() ? "speculum" : words).arg(p.seed)
+      .arg(QString::fromStdString(p.method), extension);
+}
+
+QString MainWindow::save_path(const QString& title, const QString& extension, const QString& filter, const QString& what) {
+  const QString folder = settings_->value("save_folder", QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+  const QString path = QFileDialog::getSaveFileName(this, title, QDir(folder).filePath(suggested_file_name(extension, what)), filter);
+  if (!path.isEmpty()) settings_->setValue("save_folder", QFileInfo(path).absolutePath());
+  return path;
+}
+
+bool MainWindow::prompt_missing_reported() {
+  if (!request_->prompt_missing()) return false;
+  report("Type a prompt first, for example: " + request_->example_prompt());
+  request_->focus_prompt();
+  return true;
+}
+
 void MainWindow::stop_generation() {
   if (running_) worker_->cancel();
   comparison_->stop();
 }
 
 void MainWindow::run_comparison() {
-  if (running_) return;
+  if (running_ || prompt_missing_reported()) return;
   tabs_->setCurrentWidget(comparison_);
   comparison_->run_all();
 }
@@ -341,6 +371,7 @@ void MainWindow::show_position(int steps) {
   else canvas_->set_image(preview_image(*engine_, grid));
   canvas_->set_low_res_image(low_res_preview_image(*engine_, grid, style));
   metrics_->show_timeline(timeline_, steps);
+  update_legend();
   update_run_status();
   draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
   if (steps <= 0 || count == 0) {
@@ -381,9 +412,10 @@ void MainWindow::update_style() {
 }
 
 void MainWindow::update_legend() {
+  const vis::RunContents seen = vis::run_contents(timeline_.events());
   QString html;
   for (vis::Layer layer : canvas_->style().layers) {
-    const auto entries = vis::layer_legend(layer, canvas_->style().last_step);
+    const auto entries = vis::layer_legend(layer, canvas_->style().last_step, seen);
     if (entries.empty()) continue;
     html += "<b>" + vis::layer_name(layer) + ":</b> ";
     for (const auto& e : entries)
@@ -391,7 +423,8 @@ void MainWindow::update_legend() {
                   .arg(QColor(e.color.red(), e.color.green(), e.color.blue()).name(), e.label.toHtmlEscaped());
     html += "<br>";
   }
-  legend_->setText(html.isEmpty() ? "No overlay (View menu, Ctrl+1…9)" : html);
+  const QString text = html.isEmpty() ? "No overlay (View menu, Ctrl+1…9)" : html;
+  if (legend_->text() != text) legend_->setText(text);  // called per shown frame: relayout only on change
 }
 
 void MainWindow::apply_theme(const QString& theme) {

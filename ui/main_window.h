@@ -70,6 +70,9 @@ class MainWindow : public QMainWindow {
   RequestPanel* request_panel() const { return request_; }
   const QImage& final_image() const { return final_image_; }
   QString status_text() const;
+  // Save dialogs start in the folder last saved to (else Pictures) with a name from the prompt, seed and method,
+  // e.g. "a-red-circle-seed3-lisa.png".
+  QString suggested_file_name(const QString& extension, const QString& what = {}) const;
 
  Q_SIGNALS:
   void generation_finished(bool cancelled);
@@ -91,6 +94,8 @@ class MainWindow : public QMainWindow {
   void remember_file(const QString& path);
   void rebuild_recent_menu();
   void report(const QString& message);
+  bool prompt_missing_reported();
+  QString save_path(const QString& title, const QString& extension, const QString& filter, const QString& what = {});  // true (and the status asks for a prompt) when the prompt field is empty
   bool write_reported(const QString& path, const std::function<void()>& write);  // status: wrote / could not write
   void restore_settings();
   void save_settings();

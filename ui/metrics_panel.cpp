@@ -36,10 +36,16 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
   summary_ = new QLabel("No run yet", this);
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setToolTip(
+      "<b>step</b>: one round of draft, verify and commit (ar: one token)<br>"
+      "<b>NFE</b>: target forward passes so far, the prefix pass included; drafters' passes are not counted<br>"
+      "<b>τ</b>: tokens committed per target forward pass (ar: 1)<br>"
+      "<b>acceptance</b>: draft tokens accepted (strictly or softly) over draft tokens verified<br>"
+      "<b>outside the forward</b>: wall time not spent in target forwards: drafting, sampling, bookkeeping");
   layout->addWidget(summary_);
-  tokens_per_pass_ = make_chart("Tokens committed per forward pass", "step", "tokens / pass");
+  tokens_per_pass_ = make_chart("Tokens committed per forward pass", "step", "tokens");
   cumulative_ = make_chart("Tokens vs. forward passes", "NFE", "tokens");
-  acceptance_ = make_chart("Acceptance rate per step", "step", "accepted / verified");
+  acceptance_ = make_chart("Acceptance rate per step", "step", "rate");
   for (const Chart* c : {&tokens_per_pass_, &cumulative_, &acceptance_}) layout->addWidget(c->view, 1);
   apply_chart_theme();
 }
@@ -124,15 +130,16 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
                                                              : "Acceptance per step (no drafts)");
 
   const RunMetrics m = timeline.metrics_after(n);
-  QString text = QString("<b>%1</b> · step %2/%3 · %4 tokens · NFE %5 · τ %6")
+  // One group per line, so that the narrow dock never breaks a label from its number.
+  QString text = QString("<b>%1</b> · step %2/%3<br>%4 tokens · NFE %5 · τ %6")
                      .arg(timeline.run_begin() ? QString::fromStdString(timeline.run_begin()->method) : QString("—"))
                      .arg(n)
                      .arg(timeline.step_count())
                      .arg(m.tokens)
                      .arg(m.nfe)
                      .arg(m.mean_accepted_length(), 0, 'f', 2);
-  if (m.drafted_verified > 0) text += QString(" · acceptance %1 %").arg(100 * m.acceptance_rate(), 0, 'f', 1);
-  text += QString("<br>wall %1 ms · %2 tokens/s · %3 % outside the forward")
+  if (m.drafted_verified > 0) text += QString("<br>acceptance %1 % (%2 / %3 drafts)").arg(100 * m.acceptance_rate(), 0, 'f', 1).arg(m.accepted).arg(m.drafted_verified);
+  text += QString("<br>wall %1 ms · %2 tokens/s<br>%3 % outside the forward")
               .arg(m.wall_ms, 0, 'f', 0)
               .arg(m.tokens_per_second(), 0, 'f', 0)
               .arg(100 * m.outside_forward_share(), 0, 'f', 1);

@@ -132,13 +132,18 @@ void RequestPanel::validate() {
 
 void RequestPanel::set_seed(int seed) { seed_->setValue(seed); }
 
+bool RequestPanel::prompt_missing() const { return prompt_ && prompt_->text().trimmed().isEmpty(); }
+QString RequestPanel::example_prompt() const { return prompt_ ? prompt_->placeholderText() : QString(); }
+void RequestPanel::focus_prompt() {
+  if (prompt_) prompt_->setFocus();
+}
+
 void RequestPanel::randomize_seed() { seed_->setValue(QRandomGenerator::global()->bounded(std::numeric_limits<int>::max())); }
 
 GenerateParams RequestPanel::request() const {
   GenerateParams p;
   if (prompt_) {
     p.prompt = prompt_->text().trimmed().toStdString();
-    if (p.prompt.empty()) p.prompt = prompt_->placeholderText().toStdString();
   } else {
     p.class_id = class_->currentData().toInt();
   }

@@ -26,6 +26,11 @@ class RequestPanel : public QWidget {
   GenerateParams request() const;
   void apply(const GenerateParams& params);
   bool valid() const { return problem_.isEmpty(); }
+  // Text bundles: the prompt field is empty. Generating then asks for a prompt (the placeholder shows an
+  // example) instead of silently drawing the example; focus_prompt() puts the cursor there.
+  bool prompt_missing() const;
+  QString example_prompt() const;
+  void focus_prompt();
   void set_seed(int seed);
   void randomize_seed();
 

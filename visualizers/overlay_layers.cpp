@@ -43,13 +43,34 @@ QString layer_key(Layer layer) {
   return {};
 }
 
-std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
+RunContents run_contents(const std::vector<Event>& events) {
+  RunContents seen;
+  seen.any_event = !events.empty();
+  for (const Event& event : events) {
+    if (std::holds_alternative<Draft>(event)) seen.drafts = true;
+    if (std::holds_alternative<Resample>(event)) seen.resamples = true;
+    if (const auto* verify = std::get_if<Verify>(&event))
+      for (Decision d : verify->decisions) {
+        seen.strict_accepts |= d == Decision::StrictAccept;
+        seen.soft_accepts |= d == Decision::SoftAccept;
+        seen.rejects |= d == Decision::Reject;
+      }
+  }
+  return seen;
+}
+
+std::vector<LegendEntry> layer_legend(Layer layer, int last_step, const RunContents& seen) {
+  // Before any run everything is possible; after one, only what it produced.
+  const auto shows = [&seen](bool produced) { return !seen.any_event || produced; };
+  const bool no_drafts = seen.any_event && !seen.drafts;
+  const LegendEntry none{QColor(128, 128, 128), "no drafts in this run"};
   switch (layer) {
     case Layer::TokenState: {
       std::vector<LegendEntry> entries;
-      for (CellState s : {CellState::Drafted, CellState::Accepted, CellState::SoftAccepted, CellState::Rejected,
-                          CellState::Resampled})
-        entries.push_back({state_color(s), state_label(s)});
+      for (const auto& [s, produced] : {std::pair{CellState::Drafted, seen.drafts}, std::pair{CellState::Accepted, seen.strict_accepts},
+                                        std::pair{CellState::SoftAccepted, seen.soft_accepts}, std::pair{CellState::Rejected, seen.rejects},
+                                        std::pair{CellState::Resampled, seen.resamples}})
+        if (shows(produced)) entries.push_back({state_color(s), state_label(s)});
       entries.push_back({QColor(20, 20, 20), "not committed (dimmed)"});
       return entries;
     }
@@ -58,17 +79,21 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step) {
               {heat_color(0.5), QString("step %1").arg(last_step / 2 + 1)},
               {heat_color(1), QString("step %1").arg(last_step + 1)}};
     case Layer::Acceptance:
+      if (no_drafts) return {none};
       return {{heat_color(0), "0 % of drafts accepted"}, {heat_color(0.5), "50 %"}, {heat_color(1), "100 %"}};
     case Layer::GridLines: return {};
     case Layer::Origin: {
       std::vector<LegendEntry> entries;
-      for (CellOrigin o : {CellOrigin::StrictAccept, CellOrigin::SoftAccept, CellOrigin::Residual, CellOrigin::Target})
-        entries.push_back({origin_color(o), origin_label(o)});
+      for (const auto& [o, produced] : {std::pair{CellOrigin::StrictAccept, seen.strict_accepts}, std::pair{CellOrigin::SoftAccept, seen.soft_accepts},
+                                        std::pair{CellOrigin::Residual, seen.resamples}, std::pair{CellOrigin::Target, true}})
+        if (shows(produced)) entries.push_back({origin_color(o), origin_label(o)});
       return entries;
     }
     case Layer::SoftScore:
+      if (seen.any_event && !seen.soft_accepts && !seen.rejects) return {none};
       return {{heat_color(0), "soft score -1 (far outside)"}, {heat_color(0.5), "0 (the bound)"}, {heat_color(1), "1 (at the mode)"}};
     case Layer::PooledMass:
+      if (no_drafts) return {none};
       return {{heat_color(0), "pooling added nothing"}, {heat_color(0.5), "half the pooled probability from neighbours"},
               {heat_color(1), "all of it from neighbours"}};
     case Layer::Frontier:

@@ -23,8 +23,16 @@ struct LegendEntry {
   QColor color;
   QString label;
 };
-// `last_step` labels the commit-step scale.
-std::vector<LegendEntry> layer_legend(Layer layer, int last_step);
+// What a run has shown so far, so that a legend lists only the states that can appear in it.
+struct RunContents {
+  bool any_event = false;  // false: nothing loaded yet; legends list everything a run could show
+  bool drafts = false, strict_accepts = false, soft_accepts = false, rejects = false, resamples = false;
+};
+RunContents run_contents(const std::vector<Event>& events);
+
+// `last_step` labels the commit-step scale; `seen` removes the states the run does not produce, and layers
+// about drafts say "no drafts" when there are none.
+std::vector<LegendEntry> layer_legend(Layer layer, int last_step, const RunContents& seen = {});
 
 // Grid lines between cells on a transparent image of `size` pixels.
 QImage paint_grid_lines(int rows, int cols, QSize size, QColor color);

@@ -1,6 +1,8 @@
 // speculum-cli bench: methods x seeds on one engine, alternating methods per seed after a warm-up,
 // printing NFE, tau, ms per image, tokens/s, the share of time outside the target forward, and
 // ratios against `ar` measured in the same run (DESIGN.md §4).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -262,6 +264,18 @@ struct RunFlags {
     c.add_option("--shard", shard, "Run only part i of N (i/N) of the prompt x seed pairs; `merge` combines the parts' --json");
     c.add_flag("--resume", resume, "Continue the interrupted run whose --json is there (same configuration)");
   }
+
+  // Before anything is measured: every output must be writable, or the run would be lost at its end.
+  void check_outputs(const std::string& grid = {}) const {
+    const std::pair<const char*, const std::string*> outputs[] = {{"--json", &json}, {"--csv", &csv}, {"--md", &md}, {"--plot", &plot}, {"--grid", &grid}};
+    for (const auto& [flag, path] : outputs) {
+      if (path->empty()) continue;
+      const std::filesystem::path folder = std::filesystem::absolute(*path).parent_path();
+      if (!std::filesystem::is_directory(folder)) throw Error(std::string(flag) + ": cannot write '" + *path + "': there is no folder '" + folder.string() + "'");
+      if (::access(folder.c_str(), W_OK) != 0) throw Error(std::string(flag) + ": cannot write '" + *path + "': the folder '" + folder.string() + "' is not writable");
+      if (std::filesystem::is_directory(*path)) throw Error(std::string(flag) + ": '" + *path + "' is a folder");
+    }
+  }
 };
 
 }  // namespace
@@ -308,6 +322,13 @@ void add_bench_command(CLI::App& app) {
       run.methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
       run.methods.erase(std::remove(run.methods.begin(), run.methods.end(), "ar"), run.methods.end());
       run.methods.insert(run.methods.begin(), "ar");
+      for (const auto& method : run.methods)
+        if (std::find(info.methods.begin(), info.methods.end(), method) == info.methods.end()) {
+          std::string available;
+          for (const auto& m : info.methods) available += (available.empty() ? "" : ", ") + m;
+          throw Error("bench: bundle '" + info.name + "' cannot run method '" + method + "' (available: " + available + ")");
+        }
+      s->flags.check_outputs();
       run.seeds = s->flags.seeds;
       std::tie(run.shard, run.shards) = parse_shard(s->flags.shard);
       GenerateParams base = s->request.resolved(info);
@@ -391,6 +412,7 @@ void add_sweep_command(CLI::App& app) {
             throw Error("sweep: " + s->method + "." + name + " = " + std::to_string(v) + " is outside [" + std::to_string(param->min) +
                         ", " + std::to_string(param->max) + "]");
       }
+      s->flags.check_outputs(s->grid);
       BenchRun run;
       run.bundle = info.name;
       run.machine = describe_runtime(info.device);

@@ -5,6 +5,9 @@
 #include <QStyleFactory>
 #include <QTimer>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include "common/default_bundle.h"
@@ -14,14 +17,9 @@
 
 int main(int argc, char** argv) {
   speculum::app::ensure_passive_openmp(argv);
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("Speculum");
-  QApplication::setOrganizationName("Speculum");
-  QApplication::setStyle(QStyleFactory::create("Fusion"));
-
   QCommandLineParser cli;
   cli.setApplicationDescription("Speculum studio: speculative decoding of autoregressive image models");
-  cli.addHelpOption();
+  const QCommandLineOption help = cli.addHelpOption();
   const QCommandLineOption bundle("bundle", "Model bundle folder (default: the embedded bundle).", "dir");
   const QCommandLineOption device("device", "auto, cpu or cuda.", "device", "auto");
   const QCommandLineOption prompt("prompt", "Initial prompt.", "text");
@@ -37,21 +35,44 @@ int main(int argc, char** argv) {
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
   const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res.", "list");
   cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after, quit_when_done, threads});
-  cli.process(app);
+  // The command line is checked before the window system starts, so --help and mistakes need no display.
+  QStringList arguments;
+  for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+  if (!cli.parse(arguments)) {
+    std::fprintf(stderr, "speculum: %s\n", qPrintable(cli.errorText()));
+    return 2;
+  }
+  if (cli.isSet(help)) {
+    std::fputs(qPrintable(cli.helpText().replace("<executable_name>", "speculum")), stdout);
+    return 0;
+  }
+  // A whole number in [low, high] or nothing; a bad value ends the program with a message naming the flag.
+  const auto number = [&cli](const QCommandLineOption& option, long long low, long long high) -> std::optional<long long> {
+    if (!cli.isSet(option)) return std::nullopt;
+    bool ok = false;
+    const long long value = cli.value(option).toLongLong(&ok);
+    if (!ok || value < low || value > high) {
+      std::fprintf(stderr, "speculum: --%s '%s': expected a whole number from %lld to %lld\n", qPrintable(option.names().front()),
+                   qPrintable(cli.value(option)), low, high);
+      std::exit(2);
+    }
+    return value;
+  };
+  const auto seed_value = number(seed, 0, std::numeric_limits<int>::max());
+  const auto step_value = number(step, 0, std::numeric_limits<int>::max());
+  const auto quit_after_value = number(quit_after, 0, 24LL * 3600 * 1000);
+  const auto threads_value = number(threads, 1, 256);
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("Speculum");
+  QApplication::setOrganizationName("Speculum");
+  QApplication::setStyle(QStyleFactory::create("Fusion"));
 
   speculum::EngineParams params;
   params.bundle_dir = cli.isSet(bundle) ? cli.value(bundle).toStdString() : speculum::app::default_bundle_dir();
   params.device = cli.value(device).toStdString();
   // One core stays with the window's thread, which decodes previews and paints while the engine runs.
-  params.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
-  if (cli.isSet(threads)) {
-    bool ok = false;
-    params.threads = cli.value(threads).toInt(&ok);
-    if (!ok || params.threads < 1 || params.threads > 256) {
-      std::fprintf(stderr, "speculum: --threads '%s': expected a whole number from 1 to 256\n", qPrintable(cli.value(threads)));
-      return 2;
-    }
-  }
+  params.threads = threads_value ? static_cast<int>(*threads_value) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
   std::unique_ptr<speculum::Engine> engine;
   try {
     engine = speculum::Engine::load(params);
@@ -62,7 +83,7 @@ int main(int argc, char** argv) {
 
   speculum::ui::MainWindow window(std::move(engine));
   if (cli.isSet(prompt)) window.set_prompt(cli.value(prompt));
-  window.set_seed(cli.value(seed).toInt());
+  window.set_seed(static_cast<int>(seed_value.value_or(0)));
   if (cli.isSet(method) && !window.set_method(cli.value(method))) {
     QMessageBox::critical(nullptr, "Speculum", QString("This bundle cannot run the method '%1'.").arg(cli.value(method)));
     return 1;
@@ -71,7 +92,7 @@ int main(int argc, char** argv) {
   if (cli.isSet(theme)) window.apply_theme(cli.value(theme));
   if (cli.isSet(layers)) window.set_layers(cli.value(layers).split(','));
   if (cli.isSet(open)) window.open_file(cli.value(open));
-  if (cli.isSet(step)) window.timeline_bar()->set_position(cli.value(step).toInt());
+  if (step_value) window.timeline_bar()->set_position(static_cast<int>(*step_value));
   if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
   if (cli.isSet(quit_when_done))
     QObject::connect(&window, &speculum::ui::MainWindow::generation_finished, &app, [&window](bool) {
@@ -79,6 +100,6 @@ int main(int argc, char** argv) {
       QApplication::quit();
     });
   if (cli.isSet(compare)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::run_comparison);
-  if (cli.isSet(quit_after)) QTimer::singleShot(cli.value(quit_after).toInt(), &app, &QApplication::quit);
+  if (quit_after_value) QTimer::singleShot(static_cast<int>(*quit_after_value), &app, &QApplication::quit);
   return app.exec();
 }
