@@ -1,6 +1,7 @@
 #include "gif_writer.h"
 
 #include <QSaveFile>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <unordered_map>
@@ -11,11 +12,92 @@ namespace speculum::ui {
 
 namespace {
 
-constexpr int kReds = 6, kGreens = 6, kBlues = 6;  // a 216-colour cube; indices 216..255 are a gray ramp
-constexpr int kCube = kReds * kGreens * kBlues;
-constexpr int kGrays = 256 - kCube;
+constexpr std::size_t kColours = 256;
 
-int level(int value, int levels) { return (value * (levels - 1) + 127) / 255; }
+struct Weighted {
+  QRgb colour;
+  std::uint64_t count;
+};
+
+int channel(QRgb c, int k) { return k == 0 ? qRed(c) : k == 1 ? qGreen(c) : qBlue(c); }
+
+// Median cut: start with one box of every distinct colour; split the box with the widest channel range
+// (ties: more pixels) at the pixel-weighted median of that channel, until there are `colours` boxes; each
+// box's colour is its pixel-weighted mean.
+std::vector<QRgb> median_cut(std::vector<Weighted> histogram, std::size_t colours) {
+  struct Box {
+    std::size_t begin, end;
+    int widest = 0, range = 0;
+    std::uint64_t pixels = 0;
+  };
+  const auto measure = [&histogram](Box& box) {
+    int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
+    box.pixels = 0;
+    for (std::size_t i = box.begin; i < box.end; ++i) {
+      for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], channel(histogram[i].colour, k)), hi[k] = std::max(hi[k], channel(histogram[i].colour, k));
+      box.pixels += histogram[i].count;
+    }
+    box.widest = 0;
+    for (int k = 1; k < 3; ++k)
+      if (hi[k] - lo[k] > hi[box.widest] - lo[box.widest]) box.widest = k;
+    box.range = hi[box.widest] - lo[box.widest];
+  };
+  std::vector<Box> boxes{{0, histogram.size()}};
+  measure(boxes.front());
+  while (boxes.size() < colours) {
+    const auto pick = std::max_element(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) {
+      return std::pair{a.range, a.pixels} < std::pair{b.range, b.pixels};
+    });
+    if (pick->range == 0) break;  // every box holds one colour
+    Box box = *pick;
+    std::sort(histogram.begin() + static_cast<std::ptrdiff_t>(box.begin), histogram.begin() + static_cast<std::ptrdiff_t>(box.end),
+              [k = box.widest](const Weighted& a, const Weighted& b) { return channel(a.colour, k) < channel(b.colour, k); });
+    std::uint64_t seen = 0;
+    std::size_t cut = box.begin + 1;
+    for (std::size_t i = box.begin; i + 1 < box.end; ++i) {
+      seen += histogram[i].count;
+      cut = i + 1;
+      if (2 * seen >= box.pixels) break;
+    }
+    Box low{box.begin, cut}, high{cut, box.end};
+    measure(low);
+    measure(high);
+    *pick = low;
+    boxes.push_back(high);
+  }
+  std::vector<QRgb> palette;
+  for (const Box& box : boxes) {
+    double sum[3] = {0, 0, 0};
+    for (std::size_t i = box.begin; i < box.end; ++i)
+      for (int k = 0; k < 3; ++k) sum[k] += double(channel(histogram[i].colour, k)) * double(histogram[i].count);
+    const auto mean = [&](int k) { return static_cast<int>(std::lround(sum[k] / double(box.pixels))); };
+    palette.push_back(qRgb(mean(0), mean(1), mean(2)));
+  }
+  return palette;
+}
+
+// The nearest palette entry of each colour, cached (colours repeat a lot between frames).
+class PaletteIndex {
+ public:
+  explicit PaletteIndex(const std::vector<QRgb>& palette) : palette_(palette) {}
+  std::uint8_t operator()(QRgb c) {
+    c |= 0xff000000u;
+    auto it = cache_.find(c);
+    if (it != cache_.end()) return it->second;
+    int best = 0;
+    long best_distance = -1;
+    for (std::size_t i = 0; i < palette_.size(); ++i) {
+      const long dr = qRed(c) - qRed(palette_[i]), dg = qGreen(c) - qGreen(palette_[i]), db = qBlue(c) - qBlue(palette_[i]);
+      const long d = dr * dr + dg * dg + db * db;
+      if (best_distance < 0 || d < best_distance) best_distance = d, best = static_cast<int>(i);
+    }
+    return cache_.emplace(c, static_cast<std::uint8_t>(best)).first->second;
+  }
+
+ private:
+  const std::vector<QRgb>& palette_;
+  std::unordered_map<QRgb, std::uint8_t> cache_;
+};
 
 class BitWriter {
  public:
@@ -83,32 +165,42 @@ void put16(QByteArray& bytes, int value) {
 
 }  // namespace
 
-int gif_palette_index(QRgb color) {
-  const int r = qRed(color), g = qGreen(color), b = qBlue(color);
-  if (std::abs(r - g) < 8 && std::abs(g - b) < 8 && std::abs(r - b) < 8) return kCube + level((r + g + b) / 3, kGrays);
-  return (level(r, kReds) * kGreens + level(g, kGreens)) * kBlues + level(b, kBlues);
-}
-
-QRgb gif_palette_color(int index) {
-  if (index >= kCube) {
-    const int gray = (index - kCube) * 255 / (kGrays - 1);
-    return qRgb(gray, gray, gray);
+std::vector<QRgb> gif_palette(const std::vector<QImage>& frames) {
+  std::unordered_map<QRgb, std::uint64_t> counts;
+  for (const QImage& frame : frames) {
+    const QImage rgb = frame.convertToFormat(QImage::Format_RGB32);
+    for (int y = 0; y < rgb.height(); ++y) {
+      const auto* line = reinterpret_cast<const QRgb*>(rgb.constScanLine(y));
+      for (int x = 0; x < rgb.width(); ++x) ++counts[line[x] | 0xff000000u];
+    }
   }
-  const int b = index % kBlues, g = (index / kBlues) % kGreens, r = index / (kBlues * kGreens);
-  return qRgb(r * 255 / (kReds - 1), g * 255 / (kGreens - 1), b * 255 / (kBlues - 1));
+  std::vector<Weighted> histogram;
+  histogram.reserve(counts.size());
+  for (const auto& [colour, count] : counts) histogram.push_back({colour, count});
+  std::sort(histogram.begin(), histogram.end(), [](const Weighted& a, const Weighted& b) { return a.colour < b.colour; });  // deterministic
+  if (histogram.size() <= kColours) {
+    std::vector<QRgb> exact;
+    for (const auto& w : histogram) exact.push_back(w.colour);
+    return exact;
+  }
+  return median_cut(std::move(histogram), kColours);
 }
 
-void write_gif(const QString& path, const std::vector<QImage>& frames, int delay_centiseconds, bool loop) {
+void write_gif(const QString& path, const std::vector<QImage>& frames, int delay_centiseconds, bool loop, bool dither) {
   if (frames.empty()) throw Error("GIF export '" + path.toStdString() + "': no frames");
   const QSize size = frames.front().size();
+  for (const QImage& frame : frames)
+    if (frame.size() != size) throw Error("GIF export '" + path.toStdString() + "': frames differ in size");
+  std::vector<QRgb> palette = gif_palette(frames);
+  palette.resize(kColours, qRgb(0, 0, 0));  // the table has 256 entries; unused ones are never referenced
+  PaletteIndex index_of(palette);
   QByteArray bytes("GIF89a");
   put16(bytes, size.width());
   put16(bytes, size.height());
   bytes.append(static_cast<char>(0xF7));  // global colour table of 256 entries
   bytes.append('\0');
   bytes.append('\0');
-  for (int i = 0; i < 256; ++i) {
-    const QRgb c = gif_palette_color(i);
+  for (const QRgb c : palette) {
     bytes.append(static_cast<char>(qRed(c)));
     bytes.append(static_cast<char>(qGreen(c)));
     bytes.append(static_cast<char>(qBlue(c)));
@@ -118,20 +210,34 @@ void write_gif(const QString& path, const std::vector<QImage>& frames, int delay
     put16(bytes, 0);  // forever
     bytes.append('\0');
   }
-  // Colours repeat a lot between frames: cache the palette lookup.
-  std::unordered_map<QRgb, std::uint8_t> lookup;
+  const int w = size.width(), h = size.height();
   for (const QImage& frame : frames) {
-    if (frame.size() != size) throw Error("GIF export '" + path.toStdString() + "': frames differ in size");
     const QImage rgb = frame.convertToFormat(QImage::Format_RGB32);
     std::vector<std::uint8_t> indices;
-    indices.reserve(static_cast<std::size_t>(size.width()) * size.height());
-    for (int y = 0; y < size.height(); ++y) {
+    indices.reserve(static_cast<std::size_t>(w) * h);
+    // Floyd–Steinberg: each pixel's quantisation error spreads to its unvisited neighbours (this row and the next).
+    std::vector<std::array<float, 3>> error(dither ? static_cast<std::size_t>(2 * (w + 2)) : 0, {0, 0, 0});
+    for (int y = 0; y < h; ++y) {
       const auto* line = reinterpret_cast<const QRgb*>(rgb.constScanLine(y));
-      for (int x = 0; x < size.width(); ++x) {
-        const QRgb c = line[x] | 0xff000000u;
-        auto it = lookup.find(c);
-        if (it == lookup.end()) it = lookup.emplace(c, static_cast<std::uint8_t>(gif_palette_index(c))).first;
-        indices.push_back(it->second);
+      auto* here = dither ? &error[static_cast<std::size_t>((y % 2) * (w + 2)) + 1] : nullptr;
+      auto* below = dither ? &error[static_cast<std::size_t>(((y + 1) % 2) * (w + 2)) + 1] : nullptr;
+      if (dither) std::fill(below - 1, below + w + 1, std::array<float, 3>{0, 0, 0});
+      for (int x = 0; x < w; ++x) {
+        QRgb c = line[x];
+        if (dither) {
+          const auto clamp = [](float v) { return std::clamp(static_cast<int>(std::lround(v)), 0, 255); };
+          c = qRgb(clamp(qRed(c) + here[x][0]), clamp(qGreen(c) + here[x][1]), clamp(qBlue(c) + here[x][2]));
+        }
+        const std::uint8_t i = index_of(c);
+        indices.push_back(i);
+        if (!dither) continue;
+        const float e[3] = {float(qRed(c) - qRed(palette[i])), float(qGreen(c) - qGreen(palette[i])), float(qBlue(c) - qBlue(palette[i]))};
+        for (int k = 0; k < 3; ++k) {
+          here[x + 1][k] += e[k] * 7 / 16;
+          below[x - 1][k] += e[k] * 3 / 16;
+          below[x][k] += e[k] * 5 / 16;
+          below[x + 1][k] += e[k] * 1 / 16;
+        }
       }
     }
     bytes.append("\x21\xF9\x04\x00", 4);  // graphic control: no transparency

@@ -19,6 +19,7 @@
 #include <QLineEdit>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
@@ -220,6 +221,20 @@ void MainWindow::build_menus() {
     const QString path = save_path("Export animation", "gif", "GIF animations (*.gif)");
     if (!path.isEmpty()) export_animation(path);
   });
+  QMenu* scale_menu = file->addMenu("PNG export &scale");
+  auto* scales = new QActionGroup(scale_menu);
+  for (int scale : {1, 4, 8}) {
+    QAction* a = scale_menu->addAction(QString("×%1 (nearest neighbour)").arg(scale));
+    a->setCheckable(true);
+    a->setChecked(settings_->value("png_scale", 1).toInt() == scale);
+    scales->addAction(a);
+    connect(a, &QAction::triggered, this, [this, scale] { settings_->setValue("png_scale", scale); });
+  }
+  QAction* dither = file->addAction("Dither animation colours");
+  dither->setCheckable(true);
+  dither->setChecked(settings_->value("gif_dither", false).toBool());
+  dither->setToolTip("Floyd–Steinberg dithering in GIF exports: smoother gradients, grainier flat areas");
+  connect(dither, &QAction::toggled, this, [this](bool on) { settings_->setValue("gif_dither", on); });
   file->addAction("Export &comparison…", this, [this] {
     const QString path = save_path("Export comparison", "png", "PNG images (*.png)", "comparison");
     if (!path.isEmpty()) export_comparison(path);
@@ -265,6 +280,41 @@ void MainWindow::build_menus() {
   }
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&Glossary", this, [this] {
+    auto* box = new QMessageBox(QMessageBox::NoIcon, "Glossary", glossary_html(), QMessageBox::Close, this);
+    box->setTextFormat(Qt::RichText);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->show();
+  });
+}
+
+QString MainWindow::glossary_html() {
+  return "<h3>Speculative decoding of image tokens, in words</h3><dl>"
+         "<dt><b>target</b></dt><dd>The model whose images we want; every committed token follows its distribution "
+         "(exactly for lossless methods, approximately for lossy ones).</dd>"
+         "<dt><b>draft</b></dt><dd>A token proposed cheaply ahead of the target — by a small drafter (EAGLE, LISA, "
+         "LANTERN), by the target itself (SJD's Jacobi window), by heads on its features (SSD) or by a low-resolution "
+         "model (MuLo-SD) — and then checked by the target.</dd>"
+         "<dt><b>NFE</b></dt><dd>Number of function evaluations: target forward passes. <code>ar</code> needs one per "
+         "token (256 for a 16×16 grid); speculative methods verify many drafts in one pass.</dd>"
+         "<dt><b>τ</b></dt><dd>Tokens committed per target forward (tokens / NFE): the mean accepted length plus the bonus "
+         "token.</dd>"
+         "<dt><b>p, q</b></dt><dd>p: the target's probability of a token at a cell; q: the draft's probability of the "
+         "token it proposed.</dd>"
+         "<dt><b>acceptance</b></dt><dd>A draft is accepted strictly when u &lt; p/q for a uniform u (this keeps the "
+         "target's distribution exactly), or softly when a lossy rule lets it pass (LISA's codebook neighbourhood, LANTERN's "
+         "and MuLo-SD's pooled probability of nearby codes). Acceptance rate = accepted / verified drafts.</dd>"
+         "<dt><b>residual</b></dt><dd>After a strict rejection the replacement is drawn from max(0, p − q) renormalised, "
+         "which is what makes speculative sampling lossless.</dd>"
+         "<dt><b>resampled</b></dt><dd>A cell whose draft was rejected and redrawn (from the residual, or from the target).</dd>"
+         "<dt><b>frontier</b></dt><dd>SSD: the cells drafted at once in one step — a run along row 0, then whole rows "
+         "below the committed ones.</dd>"
+         "<dt><b>island</b></dt><dd>MuLo-SD: a connected group of rejected cells and their neighbourhood, redrawn from the "
+         "target together.</dd>"
+         "<dt><b>entropy</b></dt><dd>How spread the target's distribution is at a cell: flat backgrounds are sharp (low), "
+         "textures and object edges are flat (high) — where drafts tend to fail.</dd></dl>";
 }
 
 void MainWindow::set_prompt(const QString& prompt) {
@@ -542,7 +592,10 @@ bool MainWindow::export_image(const QString& path) {
     report("Nothing to export yet");
     return false;
   }
-  return write_reported(path, [&] { app::write_png(path.toStdString(), image, {{app::kParametersKey, last_request_.to_json()}}); });
+  // Nearest-neighbour enlargement keeps every pixel a sharp block (a 64x64 image is small on screen).
+  const int scale = std::clamp(settings_->value("png_scale", 1).toInt(), 1, 8);
+  const QImage scaled = scale == 1 ? image : image.scaled(image.size() * scale, Qt::IgnoreAspectRatio, Qt::FastTransformation);
+  return write_reported(path, [&] { app::write_png(path.toStdString(), scaled, {{app::kParametersKey, last_request_.to_json()}}); });
 }
 
 bool MainWindow::export_animation(const QString& path) {
@@ -562,7 +615,7 @@ bool MainWindow::export_animation(const QString& path) {
   }
   if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
   frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping
-  return write_reported(path, [&] { write_gif(path, frames, 6); });
+  return write_reported(path, [&] { write_gif(path, frames, 6, true, settings_->value("gif_dither", false).toBool()); });
 }
 
 bool MainWindow::export_comparison(const QString& path) {

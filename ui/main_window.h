@@ -70,6 +70,7 @@ class MainWindow : public QMainWindow {
   RequestPanel* request_panel() const { return request_; }
   const QImage& final_image() const { return final_image_; }
   QString status_text() const;
+  static QString glossary_html();  // Help > Glossary: the words the views use
   // Save dialogs start in the folder last saved to (else Pictures) with a name from the prompt, seed and method,
   // e.g. "a-red-circle-seed3-lisa.png".
   QString suggested_file_name(const QString& extension, const QString& what = {}) const;
