@@ -1,4 +1,5 @@
 // Visualizer layers paint the expected colours at the expected cells for a hand-made grid state.
+#include <cmath>
 #include "frontier_layer.h"
 #include "heat_map_layers.h"
 #include "islands_layer.h"
@@ -132,6 +133,19 @@ class TestVisualizers : public QObject {
     const QImage pooled = vis::paint_pooled_mass_layer(grid, 1, 255);
     QCOMPARE(pooled.pixelColor(0, 0), vis::heat_color(0.75));  // p̃ 0.4 of which 0.3 pooled
     QCOMPARE(pooled.pixelColor(1, 0), vis::heat_color(0.0));   // p̃ = p
+  }
+
+  void target_p_layer_maps_the_committed_tokens_probability_on_a_log_scale() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 1, 4, 16});
+    grid.apply(Commit{0, {{0, 0}, {0, 1}, {0, 2}}, {5, 6, 7}, {1.0f, 0.001f, 0.03f}, 0, 3});
+    const QImage layer = vis::paint_target_p_layer(grid, 1, 255);
+    QCOMPARE(layer.pixelColor(0, 0), vis::heat_color(1.0));  // p = 1: sharp
+    QCOMPARE(layer.pixelColor(1, 0), vis::heat_color(0.0));  // p = 0.001: flat
+    QVERIFY(std::abs(vis::target_p_position(0.03) - (1 + std::log10(0.03) / 3)) < 1e-12);
+    QCOMPARE(layer.pixelColor(2, 0), vis::heat_color(vis::target_p_position(0.03)));
+    QCOMPARE(layer.pixelColor(3, 0).alpha(), 0);  // not committed: p unknown
+    QCOMPARE(vis::layer_key(vis::Layer::TargetP), QString("p_of_token"));
   }
 
   void ssd_frontier_and_rounds_layers_follow_the_latest_frontier() {

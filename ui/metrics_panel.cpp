@@ -41,7 +41,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
       "<b>NFE</b>: target forward passes so far, the prefix pass included; drafters' passes are not counted<br>"
       "<b>τ</b>: tokens committed per target forward pass (ar: 1)<br>"
       "<b>acceptance</b>: draft tokens accepted (strictly or softly) over draft tokens verified<br>"
-      "<b>outside the forward</b>: wall time not spent in target forwards: drafting, sampling, bookkeeping");
+      "<b>outside the forward</b>: wall time not spent in target forwards: drafting, sampling, bookkeeping<br>"
+      "<b>drafting</b>: wall time in drafters, heads and MuLo-SD's up-sampling (known when the run ends)");
   layout->addWidget(summary_);
   tokens_per_pass_ = make_chart("Tokens committed per forward pass", "step", "tokens");
   cumulative_ = make_chart("Tokens vs. forward passes", "NFE", "tokens");
@@ -144,7 +145,7 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
               .arg(m.tokens_per_second(), 0, 'f', 0)
               .arg(100 * m.outside_forward_share(), 0, 'f', 1);
   // Drafting time arrives with the run's end (RunEnd.draft_ms); older traces carry none.
-  if (m.draft_ms > 0) text += QString(", of it drafting %1 %").arg(100 * m.draft_share(), 0, 'f', 1);
+  if (m.draft_ms > 0) text += QString("<br>%1 % drafting").arg(100 * m.draft_share(), 0, 'f', 1);
   if (timeline.finished() && n == timeline.step_count() && m.cancelled) text += " · <i>stopped</i>";
   summary_->setText(text);
 }

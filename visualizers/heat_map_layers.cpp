@@ -71,4 +71,15 @@ QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha) {
   });
 }
 
+double target_p_position(double p) { return std::clamp(1 + std::log10(std::max(p, 1e-12)) / 3, 0.0, 1.0); }
+
+QImage paint_target_p_layer(const GridState& grid, int cell_px, int alpha) {
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.p < 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(target_p_position(cell.p));
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
 }  // namespace speculum::vis

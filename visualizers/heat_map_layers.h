@@ -32,4 +32,10 @@ QImage paint_rounds_layer(const GridState& grid, int cell_px, int most = 4, int 
 // verified by LANTERN clear.
 QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha = 170);
 
+// The target's probability of each cell's token on a log scale (p = 0.001 or less dark, p = 1 yellow): sharp
+// distributions (flat backgrounds) read bright, flat ones (edges, textures) dark — where drafts tend to fail.
+// Cells whose p is unknown are clear.
+QImage paint_target_p_layer(const GridState& grid, int cell_px, int alpha = 170);
+double target_p_position(double p);  // p -> [0, 1] on the layer's scale
+
 }  // namespace speculum::vis
