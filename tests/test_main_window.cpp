@@ -299,6 +299,12 @@ class TestMainWindow : public QObject {
     const auto pane_image = [&](int pane) { return view->findChildren<ui::CanvasWidget*>().at(pane)->image(); };
     QVERIFY(!pane_image(0).isNull());
     QCOMPARE(pane_image(1), pane_image(2));
+    // The table names the reference and shows every row without scrolling.
+    auto* table = view->findChild<QTableWidget*>();
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->item(0, 0)->text(), QString("ar (reference)"));
+    QCOMPARE(table->item(0, 5)->text(), QString("1.00×"));
+    QVERIFY(table->viewport()->height() >= table->rowViewportPosition(2) + table->rowHeight(2));
     const QImage picture = view->render_image();
     QVERIFY(picture.width() > 300 && picture.height() > 300);
     QVERIFY(w->export_comparison(path("comparison.png")));

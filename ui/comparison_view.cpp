@@ -17,6 +17,7 @@
 #include "generation_worker.h"
 #include "method_params_form.h"
 #include "result_view.h"
+#include "table_height.h"
 #include "timeline_bar.h"
 
 namespace speculum::ui {
@@ -57,7 +58,6 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->setMaximumHeight(190);
   layout->addWidget(table_);
 
   worker_ = new GenerationWorker(engine);
@@ -245,17 +245,19 @@ void ComparisonView::show_position(int steps) {
 }
 
 void ComparisonView::update_table() {
+  // The reference: the first finished ar run (a pane, or the extra run made when no pane is ar).
   const Run* reference = nullptr;
   for (const Run& run : runs_)
-    if (run.params.method == "ar" && run.done) reference = &run;
+    if (!reference && run.params.method == "ar" && run.done) reference = &run;
   const double reference_ms = reference ? reference->timeline.metrics().wall_ms : 0;
   table_->setRowCount(static_cast<int>(runs_.size()));
+  fit_height_to_rows(table_);
   for (int i = 0; i < static_cast<int>(runs_.size()); ++i) {
     const Run& run = runs_[i];
     const RunMetrics& m = run.timeline.metrics();
     QString name = QString::fromStdString(run.params.method);
     for (const auto& [key, value] : run.params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
-    if (i >= pane_count()) name += " (reference)";
+    if (&run == reference) name += i >= pane_count() ? " (reference, not a pane)" : " (reference)";
     const QString speedup = run.done && reference_ms > 0 && m.wall_ms > 0 ? QString("%1×").arg(reference_ms / m.wall_ms, 0, 'f', 2)
                                                                           : QString("—");
     const QStringList cells = {name, QString::number(m.nfe), QString::number(m.mean_accepted_length(), 'f', 2),

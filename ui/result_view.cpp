@@ -11,6 +11,7 @@
 
 #include "common/speed_quality_chart.h"
 #include "error.h"
+#include "table_height.h"
 
 namespace speculum::ui {
 namespace {
@@ -83,9 +84,7 @@ void ResultView::open(const QString& path) {
     const QStringList cells = row_cells(rows[static_cast<std::size_t>(r)]);
     for (int c = 0; c < cells.size(); ++c) table_->setItem(r, c, new QTableWidgetItem(cells[c]));
   }
-  // Every row visible without scrolling the table.
-  table_->setFixedHeight(table_->horizontalHeader()->sizeHint().height() + table_->frameWidth() * 2 +
-                         table_->verticalHeader()->defaultSectionSize() * table_->rowCount() + 2);
+  fit_height_to_rows(table_);
   try {
     chart_->setPixmap(QPixmap::fromImage(app::speed_quality_chart(run, rows)));
   } catch (const Error& e) {
