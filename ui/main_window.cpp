@@ -341,6 +341,7 @@ void MainWindow::start_generation() {
   last_request_ = request_->request();
   last_request_.preview_every = 0;  // the window decodes previews itself, off the engine's clock
   timeline_ = Timeline();
+  set_run_contents({});
   final_image_ = {};
   live_preview_.reset();
   timeline_bar_->set_step_count(0);
@@ -401,6 +402,7 @@ void MainWindow::drain_events() {
   const std::vector<Event> events = worker_->take_events();
   if (events.empty()) return;
   for (const Event& e : events) timeline_.append(e);
+  set_run_contents(vis::merged(run_contents_, vis::run_contents(events)));
   const int position = timeline_bar_->position();
   timeline_bar_->set_step_count(timeline_.step_count());  // a following bar moves, and its signal repaints
   if (timeline_bar_->position() != position) return;
@@ -421,7 +423,6 @@ void MainWindow::show_position(int steps) {
   else canvas_->set_image(preview_image(*engine_, grid));
   canvas_->set_low_res_image(low_res_preview_image(*engine_, grid, style));
   metrics_->show_timeline(timeline_, steps);
-  update_legend();
   update_run_status();
   draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
   if (steps <= 0 || count == 0) {
@@ -461,8 +462,14 @@ void MainWindow::update_style() {
   update_legend();
 }
 
+void MainWindow::set_run_contents(const vis::RunContents& contents) {
+  if (contents == run_contents_) return;  // the legend changes only when the run shows something new
+  run_contents_ = contents;
+  update_legend();
+}
+
 void MainWindow::update_legend() {
-  const vis::RunContents seen = vis::run_contents(timeline_.events());
+  const vis::RunContents& seen = run_contents_;
   QString html;
   for (vis::Layer layer : canvas_->style().layers) {
     const auto entries = vis::layer_legend(layer, canvas_->style().last_step, seen);
@@ -474,7 +481,7 @@ void MainWindow::update_legend() {
     html += "<br>";
   }
   const QString text = html.isEmpty() ? "No overlay (View menu, Ctrl+1…9)" : html;
-  if (legend_->text() != text) legend_->setText(text);  // called per shown frame: relayout only on change
+  legend_->setText(text);
 }
 
 void MainWindow::apply_theme(const QString& theme) {
@@ -549,12 +556,14 @@ bool MainWindow::open_file(const QString& path) {
       last_request_ = GenerateParams::from_json(it->second);
       request_->apply(last_request_);
       timeline_ = Timeline();
+      set_run_contents({});
       final_image_ = QImage(path);
       timeline_bar_->set_step_count(0);
       show_position(0);
       report("Restored the settings of " + QFileInfo(path).fileName() + "; Generate re-runs it");
     } else {
       timeline_ = Timeline(read_trace(path.toStdString()));
+      set_run_contents(vis::run_contents(timeline_.events()));
       final_image_ = {};
       if (timeline_.run_begin()) {
         const RunBegin& begin = *timeline_.run_begin();

@@ -92,6 +92,7 @@ class MainWindow : public QMainWindow {
   void set_running(bool running);
   void update_style();
   void update_legend();
+  void set_run_contents(const vis::RunContents& contents);
   void remember_file(const QString& path);
   void rebuild_recent_menu();
   void report(const QString& message);
@@ -110,6 +111,7 @@ class MainWindow : public QMainWindow {
   LivePreview live_preview_;
   GenerateParams last_request_;
   bool running_ = false;
+  vis::RunContents run_contents_;  // what the current run has shown: the legend lists only that
   QElapsedTimer run_clock_;
   double last_run_ms_ = 0;
 

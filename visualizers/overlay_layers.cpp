@@ -61,6 +61,11 @@ RunContents run_contents(const std::vector<Event>& events) {
   return seen;
 }
 
+RunContents merged(const RunContents& a, const RunContents& b) {
+  return {a.any_event || b.any_event, a.drafts || b.drafts, a.strict_accepts || b.strict_accepts, a.soft_accepts || b.soft_accepts,
+          a.rejects || b.rejects, a.resamples || b.resamples};
+}
+
 std::vector<LegendEntry> layer_legend(Layer layer, int last_step, const RunContents& seen) {
   // Before any run everything is possible; after one, only what it produced.
   const auto shows = [&seen](bool produced) { return !seen.any_event || produced; };

@@ -27,8 +27,10 @@ struct LegendEntry {
 struct RunContents {
   bool any_event = false;  // false: nothing loaded yet; legends list everything a run could show
   bool drafts = false, strict_accepts = false, soft_accepts = false, rejects = false, resamples = false;
+  friend bool operator==(const RunContents&, const RunContents&) = default;
 };
 RunContents run_contents(const std::vector<Event>& events);
+RunContents merged(const RunContents& a, const RunContents& b);  // what either shows
 
 // `last_step` labels the commit-step scale; `seen` removes the states the run does not produce, and layers
 // about drafts say "no drafts" when there are none.
