@@ -307,6 +307,8 @@ class TestMainWindow : public QObject {
     QVERIFY(table->viewport()->height() >= table->rowViewportPosition(2) + table->rowHeight(2));
     const QImage picture = view->render_image();
     QVERIFY(picture.width() > 300 && picture.height() > 300);
+    QCOMPARE(view->caption(), QString("\"a red circle above a blue square\", seed 0 · cfg=1.5 temperature=1 top_k=0 top_p=1 · ar | sjd init=0 window=16 | sjd init=0 window=16 · speculum-shapes"));
+    QVERIFY(picture.height() > view->findChild<QTableWidget*>()->height() + 256);  // the caption is drawn above
     QVERIFY(w->export_comparison(path("comparison.png")));
     QVERIFY(QImage(path("comparison.png")).size() == picture.size());
   }

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QPushButton>
 #include <QSpinBox>
@@ -271,14 +272,38 @@ void ComparisonView::update_table() {
 
 const Timeline& ComparisonView::timeline(int pane) const { return runs_.at(pane).timeline; }
 
+QString ComparisonView::caption() const {
+  if (runs_.empty()) return "No comparison run yet";
+  const GenerateParams& p = runs_.front().params;
+  QStringList methods;
+  for (int i = 0; i < pane_count() && i < static_cast<int>(runs_.size()); ++i) {
+    QString name = QString::fromStdString(runs_[i].params.method);
+    for (const auto& [key, value] : runs_[i].params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
+    methods << name;
+  }
+  const QString subject = p.prompt.empty() ? QString("class %1").arg(p.class_id) : QString("\"%1\"").arg(QString::fromStdString(p.prompt));
+  return QString("%1, seed %2 · %3 · %4 · %5").arg(subject).arg(p.seed).arg(QString::fromStdString(p.sampling.to_string()),
+                                                                             methods.join(" | "), QString::fromStdString(engine_.info().name));
+}
+
 QImage ComparisonView::render_image() {
+  // A figure, not a screen grab: the caption (request, sampling, methods, bundle) above the panes and the table.
   const QImage panes = panes_area_->grab().toImage();
   const QImage table = table_->grab().toImage();
-  QImage out(std::max(panes.width(), table.width()), panes.height() + table.height(), QImage::Format_RGB32);
+  const int width = std::max(panes.width(), table.width());
+  QFont font = this->font();
+  font.setPointSizeF(font.pointSizeF() * 1.1);
+  const QFontMetrics metrics(font);
+  const QRect text_box = metrics.boundingRect(QRect(0, 0, width - 16, 1000), Qt::TextWordWrap, caption());
+  const int caption_height = text_box.height() + 16;
+  QImage out(width, caption_height + panes.height() + table.height(), QImage::Format_RGB32);
   out.fill(palette().window().color());
   QPainter painter(&out);
-  painter.drawImage(0, 0, panes);
-  painter.drawImage(0, panes.height(), table);
+  painter.setFont(font);
+  painter.setPen(palette().windowText().color());
+  painter.drawText(QRect(8, 8, width - 16, text_box.height()), Qt::TextWordWrap, caption());
+  painter.drawImage(0, caption_height, panes);
+  painter.drawImage(0, caption_height + panes.height(), table);
   return out;
 }
 

@@ -44,7 +44,8 @@ class ComparisonView : public QWidget {
   void set_frame_style(const vis::FrameStyle& style);
 
   const Timeline& timeline(int pane) const;  // pane index; pane_count() is the ar reference
-  QImage render_image();                     // panes and table as one picture
+  QImage render_image();                     // caption, panes and table as one figure
+  QString caption() const;                   // prompt, seed, sampling, methods and bundle of the last run
   // Shows a bench or sweep result (--json) in the result window; throws speculum::Error naming the problem.
   void open_result(const QString& path);
   ResultView* result_view() const { return result_view_; }
