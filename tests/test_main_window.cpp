@@ -287,6 +287,7 @@ class TestMainWindow : public QObject {
     view->method_form(2)->set_method("sjd");
     QSignalSpy done(view, &ui::ComparisonView::all_finished);
     w->set_prompt("a red circle above a blue square");
+    w->set_seed(7);
     w->run_comparison();
     QVERIFY(done.wait(120000));
     // Same request and seed: the two sjd panes commit the same tokens, in fewer steps than ar's 256.
@@ -307,7 +308,7 @@ class TestMainWindow : public QObject {
     QVERIFY(table->viewport()->height() >= table->rowViewportPosition(2) + table->rowHeight(2));
     const QImage picture = view->render_image();
     QVERIFY(picture.width() > 300 && picture.height() > 300);
-    QCOMPARE(view->caption(), QString("\"a red circle above a blue square\", seed 0 · cfg=1.5 temperature=1 top_k=0 top_p=1 · ar | sjd init=0 window=16 | sjd init=0 window=16 · speculum-shapes"));
+    QCOMPARE(view->caption(), QString("\"a red circle above a blue square\", seed 7 · cfg=1.5 temperature=1 top_k=0 top_p=1 · ar | sjd init=0 window=16 | sjd init=0 window=16 · speculum-shapes"));
     QVERIFY(picture.height() > view->findChild<QTableWidget*>()->height() + 256);  // the caption is drawn above
     QVERIFY(w->export_comparison(path("comparison.png")));
     QVERIFY(QImage(path("comparison.png")).size() == picture.size());

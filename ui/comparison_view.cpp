@@ -65,6 +65,13 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   worker_->moveToThread(&worker_thread_);
   connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
   connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
+    if (warming_) {  // an untimed warm-up: its events and image are dropped
+      warming_ = false;
+      worker_->take_events();
+      if (cancelled) finish_runs();
+      else start_next();
+      return;
+    }
     drain_events();
     if (current_ < 0) return;
     runs_[current_].final_image = image;
@@ -179,6 +186,11 @@ void ComparisonView::run_all() {
     reference.params.preview_every = 0;
     runs_.push_back(std::move(reference));
   }
+  // The first run of a method in a process pays for cold caches and first-touch allocations (the first of
+  // two identical panes measured 10-40 % slower): each method new to this view gets one untimed run first.
+  warmups_.clear();
+  for (const Run& run : runs_)
+    if (warmed_up_.insert(run.params.method).second) warmups_.push_back(run.params);
   scrubber_->set_step_count(0);
   run_->setEnabled(false);
   stop_->setEnabled(true);
@@ -197,6 +209,15 @@ void ComparisonView::start_next() {
     finish_runs();
     return;
   }
+  if (!warmups_.empty()) {
+    const GenerateParams params = warmups_.front();
+    warmups_.erase(warmups_.begin());
+    warming_ = true;
+    for (Pane& pane : panes_) pane.summary->setText(QString("warming up %1 (untimed)").arg(QString::fromStdString(params.method)));
+    QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+    return;
+  }
+  for (int i = current_ + 1; i < pane_count(); ++i) panes_[i].summary->setText("waiting");
   if (current_ < pane_count()) panes_[current_].summary->setText("running…");
   const GenerateParams params = runs_[current_].params;
   QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
@@ -214,7 +235,7 @@ void ComparisonView::finish_runs() {
 
 void ComparisonView::drain_events() {
   const std::vector<Event> events = worker_->take_events();
-  if (events.empty() || current_ < 0 || current_ >= static_cast<int>(runs_.size())) return;
+  if (warming_ || events.empty() || current_ < 0 || current_ >= static_cast<int>(runs_.size())) return;
   for (const Event& e : events) runs_[current_].timeline.append(e);
   int longest = 0;
   for (const Run& run : runs_) longest = std::max(longest, run.timeline.step_count());

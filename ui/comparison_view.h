@@ -8,6 +8,9 @@
 #include <QThread>
 #include <QWidget>
 #include <functional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "frame_composer.h"
 #include "generation_worker.h"
@@ -92,6 +95,9 @@ class ComparisonView : public QWidget {
   std::vector<Pane> panes_;
   std::vector<Run> runs_;  // one per pane, plus the ar reference when needed
   int current_ = -1;       // run in progress
+  std::vector<GenerateParams> warmups_;  // untimed first runs of methods new to this view, before the timed ones
+  std::set<std::string> warmed_up_;
+  bool warming_ = false;
   vis::FrameStyle style_;
 };
 
