@@ -34,9 +34,8 @@ std::optional<BenchFeatures> BenchFeatures::load(const std::string& path) {
 std::vector<float> BenchFeatures::of(const Image& image) const {
   if (image.width != kFeatureNetImageSize || image.height != kFeatureNetImageSize) return {};
   c10::InferenceMode inference;
-  const at::Tensor hwc = at::from_blob(const_cast<std::uint8_t*>(image.rgb.data()), {image.height, image.width, 3}, at::kByte);
-  const at::Tensor chw = hwc.permute({2, 0, 1}).to(at::kFloat).div(127.5).sub(1.0).unsqueeze(0);
-  return rounded(net_.features(chw)[0]);
+  const cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
+  return rounded(net_.features(data::image_to_tensor(rgb).unsqueeze(0))[0]);
 }
 
 std::vector<std::vector<float>> BenchFeatures::of_scenes(std::uint64_t first_seed, int count, const std::string& bundle_dir) const {

@@ -54,27 +54,30 @@ ImageBatches shapes_crop_batches(std::uint64_t seed, int batch, int crop, int al
   };
 }
 
-SceneBatch shapes_scene_batch(std::uint64_t first_seed, int count) {
+namespace {
+
+// The scenes of `seed_of(0 .. count - 1)` with their renders.
+template <typename SeedOf>
+SceneBatch scene_batch(int count, SeedOf seed_of) {
   SceneBatch out;
   std::vector<at::Tensor> images;
   for (int i = 0; i < count; ++i) {
-    out.scenes.push_back(sample_scene(first_seed + static_cast<std::uint64_t>(i)));
+    out.scenes.push_back(sample_scene(seed_of(i)));
     images.push_back(image_to_tensor(render_scene(out.scenes.back())));
   }
   out.images = at::stack(images);
   return out;
 }
 
+}  // namespace
+
+SceneBatch shapes_scene_batch(std::uint64_t first_seed, int count) {
+  return scene_batch(count, [first_seed](int i) { return first_seed + static_cast<std::uint64_t>(i); });
+}
+
 SceneBatches shapes_scene_batches(std::uint64_t seed, int batch) {
   return [=](int step) {
-    SceneBatch out;
-    std::vector<at::Tensor> images;
-    for (int i = 0; i < batch; ++i) {
-      out.scenes.push_back(sample_scene(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(step) * 4096 + i))));
-      images.push_back(image_to_tensor(render_scene(out.scenes.back())));
-    }
-    out.images = at::stack(images);
-    return out;
+    return scene_batch(batch, [seed, step](int i) { return splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(step) * 4096 + i)); });
   };
 }
 
