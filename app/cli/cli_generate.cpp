@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/cli_options.h"
+#include "io/atomic_file.h"
 #include "common/image_output.h"
 #include "trace/trace_io.h"
 
@@ -23,6 +24,7 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--trace", state->trace, "Write the event trace as JSON lines");
   c->final_callback([state] {
     const int rc = run_reporting_errors([&] {
+      check_replaceable(state->out);  // before the run: a device or FIFO there is refused, not replaced
       const auto engine = Engine::load(state->engine.resolved());
       const GenerateParams params = state->request.resolved(engine->info());
       std::unique_ptr<TraceWriter> trace;

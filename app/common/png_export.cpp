@@ -5,6 +5,8 @@
 #include <QImageReader>
 #include <QImageWriter>
 
+#include "io/atomic_file.h"
+
 namespace speculum::app {
 
 void write_png(const std::string& path, const Image& image, const std::map<std::string, std::string>& text) {
@@ -17,6 +19,7 @@ void write_png(const std::string& path, const QImage& image, const std::map<std:
   if (image.isNull()) throw Error("cannot write '" + path + "': there is no image");
   QImage copy = image.copy();
   for (const auto& [key, value] : text) copy.setText(QString::fromStdString(key), QString::fromStdString(value));
+  check_replaceable(path);
   const QString target = QString::fromStdString(path);
   const QString partial = target + ".partial";
   QImageWriter writer(partial, "png");
@@ -24,11 +27,7 @@ void write_png(const std::string& path, const QImage& image, const std::map<std:
     QFile::remove(partial);
     throw Error("cannot write '" + path + "': " + writer.errorString().toStdString());
   }
-  QFile::remove(target);
-  if (!QFile::rename(partial, target)) {
-    QFile::remove(partial);
-    throw Error("cannot move '" + partial.toStdString() + "' to '" + path + "'");
-  }
+  replace_with(partial.toStdString(), path);  // one rename over the old file: readers see it whole, old or new
 }
 
 std::map<std::string, std::string> read_png_text(const std::string& path) {

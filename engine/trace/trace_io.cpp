@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "io/atomic_file.h"
 
 namespace speculum {
 
@@ -104,6 +105,7 @@ Event event_from_json_line(const std::string& line) {
 }
 
 TraceWriter::TraceWriter(std::string path) : path_(std::move(path)), partial_path_(path_ + ".partial") {
+  check_replaceable(path_);  // before the run, not after it
   file_ = std::fopen(partial_path_.c_str(), "wb");
   if (!file_) throw Error("cannot write trace '" + partial_path_ + "': " + std::strerror(errno));
 }
@@ -127,10 +129,11 @@ void TraceWriter::finish() {
   const bool ok = std::fflush(file_) == 0;
   std::fclose(file_);
   file_ = nullptr;
-  if (!ok || std::rename(partial_path_.c_str(), path_.c_str()) != 0) {
+  if (!ok) {
     std::remove(partial_path_.c_str());
     throw Error("cannot finish trace '" + path_ + "': " + std::strerror(errno));
   }
+  replace_with(partial_path_, path_);
 }
 
 std::vector<Event> read_trace(const std::string& path) {
