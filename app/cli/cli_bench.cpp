@@ -273,7 +273,7 @@ struct RunFlags {
       const std::filesystem::path folder = std::filesystem::absolute(*path).parent_path();
       if (!std::filesystem::is_directory(folder)) throw Error(std::string(flag) + ": cannot write '" + *path + "': there is no folder '" + folder.string() + "'");
       if (::access(folder.c_str(), W_OK) != 0) throw Error(std::string(flag) + ": cannot write '" + *path + "': the folder '" + folder.string() + "' is not writable");
-      if (std::filesystem::is_directory(*path)) throw Error(std::string(flag) + ": '" + *path + "' is a folder");
+      check_replaceable(*path);  // a folder, FIFO or device there would only be found after the run
     }
   }
 };
