@@ -231,6 +231,26 @@ Preview Engine::preview(const std::vector<int>& tokens) const {
   return impl_->preview(tokens, impl_->info.grid_rows, impl_->info.grid_cols);
 }
 
+std::vector<Image> Engine::token_patches(const std::vector<int>& tokens) const {
+  if (tokens.empty()) return {};
+  for (int t : tokens)
+    if (t < 0 || t >= impl_->info.vocab_size)
+      throw Error("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(impl_->info.vocab_size) + " codes)");
+  const OneThreadHere one_thread;
+  c10::InferenceMode inference;
+  const at::Tensor codes = at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong)
+                               .view({-1, 1, 1})
+                               .expand({-1, 3, 3})
+                               .contiguous()
+                               .to(impl_->device);
+  const at::Tensor decoded = impl_->tokenizer->decode(codes);  // [n, 3, 3s, 3s]
+  const std::int64_t side = decoded.size(3) / 3;
+  std::vector<Image> patches;
+  for (std::int64_t i = 0; i < decoded.size(0); ++i)
+    patches.push_back(to_image(decoded.narrow(0, i, 1).narrow(2, side, side).narrow(3, side, side)));
+  return patches;
+}
+
 Preview Engine::preview_low_res(const std::vector<int>& tokens) const {
   if (impl_->info.low_res_rows == 0) throw Error("bundle '" + impl_->info.name + "' has no low-resolution drafter");
   return impl_->preview(tokens, impl_->info.low_res_rows, impl_->info.low_res_cols);

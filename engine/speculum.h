@@ -128,6 +128,9 @@ class Engine {
   };
   std::vector<ForwardCost> measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const;
   Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
+  // What each code looks like on its own: the centre cell of a 3x3 grid of that code, decoded (one patch of
+  // image_size / grid_cols pixels a side per token). Throws Error for a token outside the codebook.
+  std::vector<Image> token_patches(const std::vector<int>& tokens) const;
   // The same for the low-resolution drafter's grid (info().low_res_rows x low_res_cols tokens): its picture
   // at 1/r of the size. Throws Error when the bundle has no low-resolution drafter or the count differs.
   Preview preview_low_res(const std::vector<int>& tokens) const;

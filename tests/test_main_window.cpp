@@ -5,6 +5,7 @@
 #include <QSignalSpy>
 
 #include "canvas_widget.h"
+#include "cell_panel.h"
 #include "comparison_view.h"
 #include "gif_writer.h"
 #include "main_window.h"
@@ -451,20 +452,53 @@ class TestMainWindow : public QObject {
     grid.apply(Verify{0, 0, {{0, 1}}, {7}, {0.5f}, {0.25f}, {2.0f}, {0.1f}, {}, {Decision::StrictAccept}});
     grid.apply(Commit{0, {{0, 1}}, {7}, {0.5f}, 0, 1});
     QCOMPARE(ui::CanvasWidget::describe_cell(grid, 0, 1),
-             QString("row 0, col 1 · committed · token 7 · p 0.500 · q 0.250 · committed at step 1 · accepted 1/1"));
-    QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 0), QString("row 1, col 0 · empty · p — · q —"));
+             QString("row 0, column 1 · committed · token 7 · p 0.500 · q 0.250 · committed at step 1 · accepted 1/1\n"
+                     "draft: token 7, q 0.250"));
+    QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 0), QString("row 1, column 0 · empty · p — · q —"));
     // MuLo-SD: a rejected seed in island 0, redrawn in the second pass.
     grid.apply(Region{1, "rejected_seed", -1, 0, {{1, 1}}});
     grid.apply(Region{1, "island", 0, 1, {{1, 1}}});
     grid.apply(Resample{2, 1, "target", {{1, 1}}, {3}, {4}, {0.5f}});
     QCOMPARE(ui::CanvasWidget::describe_cell(grid, 1, 1),
-             QString("row 1, col 1 · resampled · token 4 · p 0.500 · q — · step 3 · rejected seed · island 0, redrawn in pass 2"));
+             QString("row 1, column 1 · resampled · token 4 · p 0.500 · q — · step 3 · rejected seed · island 0, redrawn in pass 2"));
     ui::CanvasWidget canvas;
     canvas.resize(216, 216);  // image square: 200 px from (8, 8)
     canvas.set_grid(grid);
     QCOMPARE(canvas.cell_at(QPoint(8 + 150, 8 + 20))->col, 1);
     QCOMPARE(canvas.cell_at(QPoint(8 + 150, 8 + 20))->row, 0);
     QVERIFY(!canvas.cell_at(QPoint(2, 2)));  // outside the image
+  }
+
+  // A rejected draft beside what the target wanted: the hover text and the cell panel name the draft, the
+  // committed token and the target's top candidates with entropy; the panel asks the engine for each patch once.
+  void the_cell_panel_shows_the_rejected_draft_beside_the_targets_choices() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 1, 2, 16});
+    grid.apply(Draft{0, 0, "tree", {{0, 1}}, {9}, {0.6f}, {}, {}});
+    grid.apply(Verify{0, 0, {{0, 1}}, {9}, {0.05f}, {0.6f}, {0.08f}, {0.7f}, {}, {Decision::Reject}});
+    grid.apply(Resample{0, 0, "residual", {{0, 1}}, {9}, {3}, {0.5f}});
+    grid.apply(Commit{0, {{0, 1}}, {3}, {0.5f}, 0, 1, {1.25f}, {3, 4, 9, 1, 0}, {0.4f, 0.3f, 0.05f, 0.05f, 0.05f}});
+    QVERIFY(ui::CanvasWidget::describe_cell(grid, 0, 1)
+                .endsWith("\ntarget: entropy 1.25 nats · most likely 3 (0.400), 4 (0.300), 9 (0.050), 1 (0.050), 0 (0.050)\n"
+                          "draft: token 9, q 0.600"));
+    std::vector<int> asked;
+    ui::CellPanel panel([&](const std::vector<int>& tokens) {
+      asked.insert(asked.end(), tokens.begin(), tokens.end());
+      return std::vector<QImage>(tokens.size(), QImage(4, 4, QImage::Format_RGB32));
+    });
+    panel.resize(420, 300);
+    panel.show_cell(0, 1, grid.at(0, 1), grid.vocab_size());
+    const QStringList lines = panel.lines();
+    QCOMPARE(lines.value(0), QString("Row 0, column 1: committed at step 1"));
+    QCOMPARE(lines.value(1), QString("Committed token 3, p 0.500 (drawn from the residual after a rejection)"));
+    QCOMPARE(lines.value(2), QString("Draft proposed token 9, q 0.600: replaced"));
+    QCOMPARE(lines.value(3), QString("The target's most likely tokens here (entropy 1.25 nats of ln V = 2.77):"));
+    QCOMPARE(lines.value(4), QString("1. token 3, p 0.400 ← committed"));
+    QCOMPARE(lines.value(6), QString("3. token 9, p 0.050 ← drafted"));
+    panel.grab();
+    panel.grab();
+    std::sort(asked.begin(), asked.end());
+    QCOMPARE(asked, (std::vector<int>{0, 1, 3, 4, 9}));  // each patch decoded once
   }
 };
 

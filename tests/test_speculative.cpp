@@ -364,6 +364,64 @@ class TestSpeculative : public QObject {
     }
   }
 
+  // Each Commit summarises the target row that judged its tokens: entropy and top candidates agree with each
+  // other (the top terms bound the entropy from both sides); under greedy sampling a lossless method's row is
+  // one-hot at the committed token (a wrong row would name another token), and ar's p is its row's.
+  void commits_summarise_the_target_distribution_of_each_cell() {
+    const double log_v = std::log(static_cast<double>(text_->info().vocab_size));
+    for (const std::string& method : std::vector<std::string>{"ar", "sjd", "eagle", "lisa", "lantern", "ssd", "mulo"}) {
+      // (SSD at its default rounds commits some cells never tested in their final context: not lossless here.)
+      const bool lossless = method == "ar" || method == "sjd" || method == "eagle";
+      for (const float temperature : {1.0f, 0.0f}) {
+        GenerateParams p;
+        p.prompt = "a green star left of a red circle";
+        p.seed = 9;
+        p.method = method;
+        p.sampling.temperature = temperature;
+        std::vector<Commit> commits;
+        Callbacks cb;
+        cb.event = [&](const Event& e) {
+          if (const auto* c = std::get_if<Commit>(&e)) commits.push_back(*c);
+        };
+        text_->generate(p, cb);
+        int cells = 0;
+        for (const Commit& c : commits) {
+          const std::size_t n = c.cells.size();
+          QCOMPARE(c.entropy.size(), n);
+          QCOMPARE(c.top_tokens.size(), n * kTopCandidates);
+          QCOMPARE(c.top_p.size(), n * kTopCandidates);
+          for (std::size_t i = 0; i < n; ++i, ++cells) {
+            const float* top = &c.top_p[i * kTopCandidates];
+            const int* top_tokens = &c.top_tokens[i * kTopCandidates];
+            double mass = 0, top_entropy = 0;
+            for (int k = 0; k < kTopCandidates; ++k) {
+              QVERIFY(top[k] >= 0 && top[k] <= 1.0f + 1e-6f);
+              if (k > 0) QVERIFY(top[k] <= top[k - 1]);
+              mass += top[k];
+              if (top[k] > 0) top_entropy -= top[k] * std::log(top[k]);
+            }
+            const double rest = std::max(0.0, 1 - mass), others = text_->info().vocab_size - kTopCandidates;
+            const double rest_bound = rest > 1e-9 ? -rest * std::log(rest / others) : 0;
+            QVERIFY2(c.entropy[i] >= top_entropy - 1e-4 && c.entropy[i] <= top_entropy + rest_bound + 1e-4 &&
+                         c.entropy[i] <= log_v + 1e-4,
+                     qPrintable(QString::fromStdString(method) + ": entropy " + QString::number(c.entropy[i])));
+            if (temperature == 0 && lossless) {
+              QCOMPARE(c.entropy[i], 0.0f);
+              QCOMPARE(top[0], 1.0f);
+              QCOMPARE(top_tokens[0], c.tokens[i]);
+            }
+            if (method == "ar" && temperature != 0) {
+              QVERIFY(c.p_of_token[i] <= top[0]);
+              const auto hit = std::find(top_tokens, top_tokens + kTopCandidates, c.tokens[i]);
+              if (hit != top_tokens + kTopCandidates) QCOMPARE(c.p_of_token[i], top[hit - top_tokens]);
+            }
+          }
+        }
+        QCOMPARE(cells, text_->info().grid_rows * text_->info().grid_cols);
+      }
+    }
+  }
+
   void traces_of_every_method_replay_to_the_same_grid() {
     for (const std::string& method : kSpeculative) {
       const std::string path = dir_.path().toStdString() + "/" + method + ".jsonl";

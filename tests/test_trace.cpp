@@ -24,7 +24,7 @@ std::vector<Event> sample_events() {
       KVRollback{0, 6},
       StepEnd{0, 2, 1, 3.5, 2.25, 0.5},
       StepBegin{1, "commit", 1},
-      Commit{1, {{1, 0}}, {2}, {0.9f}, 6, 7},
+      Commit{1, {{1, 0}}, {2}, {0.9f}, 6, 7, {0.42f}, {2, 7, 1, 0, 3}, {0.9f, 0.05f, 0.02f, 0.02f, 0.01f}},
       StepEnd{1, 1, 1, 1.5, 1.0, 1.0},
       RunEnd{3, 2, 5.5, 3.25, true, 1.75},
   };
@@ -49,6 +49,14 @@ class TestTrace : public QObject {
     const Event e = event_from_json_line(R"({"type":"RunEnd","tokens":3,"nfe":2,"wall_ms":5.5,"forward_ms":3.25,"cancelled":false})");
     QCOMPARE(std::get<RunEnd>(e).draft_ms, 0.0);
     QCOMPARE(compute_metrics(sample_events()).draft_ms, 1.75);
+  }
+
+  // A Commit written before the target's entropy and top candidates were recorded reads with them empty.
+  void older_commit_lines_still_read() {
+    const Event e = event_from_json_line(
+        R"({"type":"Commit","step":1,"cells":[[1,0]],"tokens":[2],"p_of_token":[0.9],"kv_begin":6,"kv_end":7})");
+    QCOMPARE(std::get<Commit>(e).tokens, std::vector<int>{2});
+    QVERIFY(std::get<Commit>(e).entropy.empty() && std::get<Commit>(e).top_tokens.empty());
   }
 
   void trace_file_round_trips() {
@@ -171,22 +179,36 @@ class TestTrace : public QObject {
     const std::string first = explain_step(timeline.events_of_step(0), 0, 2);
     QVERIFY2(first.find("Step 1 of 2.") == 0, first.c_str());
     QVERIFY2(first.find("grew a tree of 3 candidate tokens") != std::string::npos, first.c_str());
-    QVERIFY2(first.find("At (0, 1), token 6 (target p 0.01, u 0.9) was rejected") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("At row 0, column 1, token 6 (target p 0.01, u 0.9) was rejected") != std::string::npos, first.c_str());
     QVERIFY2(first.find("1 accepted (u < p/q), 1 rejected") != std::string::npos, first.c_str());
     QVERIFY2(first.find("residual distribution") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("the exact rule, which leaves the target's distribution unchanged") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("1 target forward pass, 2 tokens committed") != std::string::npos, first.c_str());
+    QVERIFY2(first.find("Plain ar would have committed 1 token with as many passes: this step gained 1.") != std::string::npos,
+             first.c_str());
     const std::string second = explain_step(timeline.events_of_step(1), 1, 2);
-    QVERIFY2(second.find("Committed the token 2 at (1, 0) (target probability 0.9)") != std::string::npos, second.c_str());
+    QVERIFY2(second.find("Committed the token 2 at row 1, column 0 (target probability 0.9)") != std::string::npos, second.c_str());
+    QVERIFY2(second.find("Plain ar would have committed as many with the same passes: no gain in this step.") != std::string::npos,
+             second.c_str());
+    // A rejection names what the target wanted at that cell, from the step's Commit.
+    const std::string wanted = explain_step(
+        {StepBegin{2, "verify", 2}, Verify{2, 0, {{0, 2}}, {6}, {0.01f}, {0.5f}, {0.02f}, {0.9f}, {}, {Decision::Reject}},
+         Commit{2, {{0, 2}}, {4}, {0.3f}, 2, 3, {1.5f}, {4, 6, 1, 2, 3}, {0.6f, 0.01f, 0.01f, 0.01f, 0.01f}},
+         StepEnd{2, 1, 2, 1.0, 1.0, 0.0}},
+        2, 5);
+    QVERIFY2(wanted.find("The target's own favourite there was token 4 (p 0.6).") != std::string::npos, wanted.c_str());
+    QVERIFY2(wanted.find("this step fell behind by 1.") != std::string::npos, wanted.c_str());
     // SSD: a frontier drafted by a vertical head, then a later round that redraws a cell.
     const std::string ssd = explain_step({StepBegin{3, "verify", 2}, Frontier{3, {{1, 0}, {1, 1}}},
                                           Draft{3, 0, "v_head(1)", {{1, 0}, {1, 1}}, {4, 5}, {0.5f, 0.5f}, {}, {}}},
                                          3, 6);
     QVERIFY2(ssd.find("The drafting frontier holds 2 cells, drafted at once.") != std::string::npos, ssd.c_str());
-    QVERIFY2(ssd.find("SSD's vertical head 1 drew 2 tokens at (1, 0), (1, 1) from the committed cells 1 row above.") !=
+    QVERIFY2(ssd.find("SSD's vertical head 1 drew 2 tokens at row 1, columns 0\u20131 from the committed cells 1 row above.") !=
                  std::string::npos, ssd.c_str());
     const std::string redraw = explain_step({StepBegin{4, "verify", 3}, Draft{4, 1, "h_head(2)", {{0, 3}}, {4}, {0.5f}, {}, {}},
                                              Verify{4, 1, {{0, 3}}, {4}, {0.4f}, {0.5f}, {0.8f}, {0.1f}, {}, {Decision::StrictAccept}}},
                                             4, 6);
-    QVERIFY2(redraw.find("Their context changed, so SSD's horizontal head 2 drew 1 token at (0, 3) from the committed cell 2 to the left.") !=
+    QVERIFY2(redraw.find("Their context changed, so SSD's horizontal head 2 drew 1 token at row 0, column 3 from the committed cell 2 to the left.") !=
                  std::string::npos, redraw.c_str());
     QVERIFY2(redraw.find("Verification round 2.") != std::string::npos, redraw.c_str());
     // MuLo-SD: a low-resolution row, its up-sampled block, a pooled-probability pass, one seed, its expansion in
@@ -200,12 +222,12 @@ class TestTrace : public QObject {
          Region{5, "island", 0, 1, {{2, 0}, {2, 1}}}, Region{5, "island", 1, 1, {{3, 0}}},
          Resample{5, 0, "target", {{2, 0}, {3, 0}}, {6, 8}, {9, 10}, {0.5f, 0.5f}}},
         5, 9);
-    for (const char* told : {"low-resolution drafter drew 2 tokens, one after another, at (1, 0), (1, 1)",
+    for (const char* told : {"low-resolution drafter drew 2 tokens, one after another, at row 1, columns 0\u20131",
                              "pixel up-sampler (decode, enlarge, encode again) turned them into 3 tokens",
                              "1 accepted on their own probability (\u2265 \u03c4), 1 by pooling their nearest codes' probability, 1 rejected",
-                             "At (3, 0), token 8 (target p 0.001) stayed below \u03c4 even with its nearest codes pooled in (p\u0303 0.01): a rejected seed.",
-                             "The rejected cells are seeds: (3, 0).", "within 1 row and column of it in this block: 3 cells.",
-                             "They form 2 8-connected islands (the largest 2 cells)", "Resampling pass 1: 2 tokens at (2, 0), (3, 0) were drawn again from the target"})
+                             "At row 3, column 0, token 8 (target p 0.001) stayed below \u03c4 even with its nearest codes pooled in (p\u0303 0.01): a rejected seed.",
+                             "The rejected cells are seeds: row 3, column 0.", "within 1 row and column of it in this block: 3 cells.",
+                             "They form 2 8-connected islands (the largest 2 cells)", "Resampling pass 1: 2 tokens at row 2, column 0; row 3, column 0 were drawn again from the target"})
       QVERIFY2(mulo.find(told) != std::string::npos, (std::string(told) + " | " + mulo).c_str());
   }
 

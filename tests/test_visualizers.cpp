@@ -148,6 +148,29 @@ class TestVisualizers : public QObject {
     QCOMPARE(vis::layer_key(vis::Layer::TargetP), QString("p_of_token"));
   }
 
+  // The entropy layer maps 0 .. ln V onto the ramp; the cell keeps the judging row's top candidates and the
+  // draft it rejected; a Commit whose lists do not fit its cells is refused, naming the step.
+  void entropy_layer_and_top_candidates_follow_the_commit() {
+    GridState grid;
+    grid.apply(RunBegin{"test", "{}", 1, 3, 16});
+    grid.apply(Draft{0, 0, "tree", {{0, 1}}, {9}, {0.7f}, {}, {}});
+    grid.apply(Commit{0, {{0, 0}, {0, 1}}, {5, 6}, {1.0f, 0.2f}, 0, 2, {0.0f, std::log(16.0f) / 2},
+                      {5, -1, -1, -1, -1, 6, 2, 9, 1, 0}, {1.0f, 0, 0, 0, 0, 0.4f, 0.3f, 0.1f, 0.1f, 0.05f}});
+    const QImage layer = vis::paint_entropy_layer(grid, 1, 255);
+    QCOMPARE(layer.pixelColor(0, 0), vis::heat_color(0.0));
+    QCOMPARE(layer.pixelColor(1, 0), vis::heat_color(0.5));
+    QCOMPARE(layer.pixelColor(2, 0).alpha(), 0);  // not committed
+    QCOMPARE(grid.at(0, 0).top_count, 1);         // a padded list stops at the first -1
+    QCOMPARE(grid.at(0, 1).top_count, kTopCandidates);
+    QCOMPARE(grid.at(0, 1).top_tokens[2], 9);
+    QCOMPARE(grid.at(0, 1).top_p[1], 0.3f);
+    QCOMPARE(grid.at(0, 1).draft_token, 9);
+    QCOMPARE(grid.at(0, 1).draft_q, 0.7f);
+    QVERIFY(vis::layer_legend(vis::Layer::Entropy, 0).size() == 3);
+    EXPECT_ERROR(grid.apply(Commit{3, {{0, 2}}, {1}, {0.5f}, 2, 3, {0.1f}, {1, 2}, {0.5f, 0.2f}}),
+                 "commit at step 3: entropy, top_tokens and top_p must hold 1, 5 and 5 values per cell");
+  }
+
   void ssd_frontier_and_rounds_layers_follow_the_latest_frontier() {
     // Row 0 committed; row 1 drafted by the vertical head from row 0 at step 4, verified twice at (1, 2).
     GridState grid;

@@ -83,6 +83,29 @@ class TestVq : public QObject {
     EXPECT_ERROR(engine->decode(partial), "decode needs a complete grid");
     EXPECT_ERROR(engine->preview({1, 2, 3}), "expected 64 tokens, got 3");
   }
+
+  // A code's patch is the centre of a 3x3 grid of it: one cell's size, the same for the same code, different
+  // codes differ.
+  void token_patches_show_each_code_alone() {
+    EngineParams p;
+    p.bundle_dir = test::bundles_dir() + "/tiny-text";
+    p.device = "cpu";
+    const auto engine = Engine::load(p);
+    const ModelInfo& info = engine->info();
+    const int side = info.image_size / info.grid_cols;
+    const std::vector<Image> patches = engine->token_patches({3, 3, 17});
+    QCOMPARE(patches.size(), std::size_t(3));
+    for (const Image& patch : patches) {
+      QCOMPARE(patch.width, side);
+      QCOMPARE(patch.height, side);
+      QCOMPARE(patch.rgb.size(), std::size_t(side * side * 3));
+    }
+    QVERIFY(patches[0].rgb == patches[1].rgb);
+    QVERIFY(patches[0].rgb != patches[2].rgb);
+    QVERIFY(engine->token_patches({}).empty());
+    EXPECT_ERROR(engine->token_patches({info.vocab_size}), "outside the codebook");
+    EXPECT_ERROR(engine->token_patches({-1}), "token -1 is outside the codebook");
+  }
 };
 
 QTEST_GUILESS_MAIN(TestVq)

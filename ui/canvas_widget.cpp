@@ -59,7 +59,7 @@ std::optional<Cell> CanvasWidget::cell_at(QPoint position) const {
 QString CanvasWidget::describe_cell(const GridState& grid, int row, int col) {
   const CellInfo& cell = grid.at(row, col);
   auto probability = [](float v) { return v < 0 ? QString("—") : QString::number(v, 'f', 3); };
-  QString text = QString("row %1, col %2 · %3").arg(row).arg(col).arg(vis::state_label(cell.state));
+  QString text = QString("row %1, column %2 · %3").arg(row).arg(col).arg(vis::state_label(cell.state));
   if (cell.token >= 0) text += QString(" · token %1").arg(cell.token);
   text += QString(" · p %1 · q %2").arg(probability(cell.p), probability(cell.q));
   if (cell.commit_step >= 0) text += QString(" · committed at step %1").arg(cell.commit_step + 1);
@@ -69,6 +69,15 @@ QString CanvasWidget::describe_cell(const GridState& grid, int row, int col) {
   else if (cell.expanded) text += " · reopened by a seed's neighbourhood";
   if (cell.island >= 0) text += QString(" · island %1").arg(cell.island);
   if (cell.resample_pass >= 0) text += QString(", redrawn in pass %1").arg(cell.resample_pass + 1);
+  if (cell.top_count > 0) {
+    text += "\ntarget";
+    if (cell.entropy >= 0) text += QString(": entropy %1 nats").arg(cell.entropy, 0, 'f', 2);
+    text += " · most likely";
+    for (int k = 0; k < cell.top_count; ++k)
+      text += QString("%1 %2 (%3)").arg(k ? "," : "").arg(cell.top_tokens[k]).arg(probability(cell.top_p[k]));
+  }
+  if (cell.draft_token >= 0)
+    text += QString("\ndraft: token %1, q %2").arg(cell.draft_token).arg(probability(cell.draft_q));
   return text;
 }
 
@@ -107,6 +116,8 @@ void CanvasWidget::mouseMoveEvent(QMouseEvent* event) {
     return;
   }
   const std::optional<Cell> cell = cell_at(event->position().toPoint());
+  if (cell && cell != pointed_) Q_EMIT cell_pointed(cell->row, cell->col);
+  pointed_ = cell;
   const QString text = cell ? describe_cell(grid_, cell->row, cell->col) : QString();
   Q_EMIT cell_hovered(text);
   if (cell) QToolTip::showText(event->globalPosition().toPoint(), text, this);
@@ -120,6 +131,9 @@ void CanvasWidget::mouseReleaseEvent(QMouseEvent*) {
 
 void CanvasWidget::mouseDoubleClickEvent(QMouseEvent*) { reset_view(); }
 
-void CanvasWidget::leaveEvent(QEvent*) { Q_EMIT cell_hovered({}); }
+void CanvasWidget::leaveEvent(QEvent*) {
+  pointed_.reset();
+  Q_EMIT cell_hovered({});
+}
 
 }  // namespace speculum::ui

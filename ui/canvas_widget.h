@@ -1,5 +1,6 @@
 // The emerging image with its overlay layers. Wheel zooms about the cursor, dragging pans, a double
-// click fits the image again; hovering a cell shows its row, column, token, p, q, state and step.
+// click fits the image again; hovering a cell shows its row, column, token, p, q, state and step, and, once
+// committed, the target's entropy and most likely tokens there.
 #pragma once
 
 #include <QImage>
@@ -28,10 +29,12 @@ class CanvasWidget : public QWidget {
 
   // The cell under a widget position, if any.
   std::optional<Cell> cell_at(QPoint position) const;
+  // One line per topic: the cell, the target's distribution (when recorded), the draft (when there was one).
   static QString describe_cell(const GridState& grid, int row, int col);
 
  Q_SIGNALS:
   void cell_hovered(const QString& description);  // empty when the pointer leaves the grid
+  void cell_pointed(int row, int col);             // the cell under the pointer, when it changes
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -54,6 +57,7 @@ class CanvasWidget : public QWidget {
   QPointF pan_;  // offset of the image centre from the widget centre, in widget pixels
   std::optional<QPointF> drag_start_;
   QPointF pan_at_drag_start_;
+  std::optional<Cell> pointed_;
 };
 
 }  // namespace speculum::ui

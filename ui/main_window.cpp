@@ -34,6 +34,7 @@
 #include <QVBoxLayout>
 
 #include "canvas_widget.h"
+#include "cell_panel.h"
 #include "common/png_export.h"
 #include "comparison_view.h"
 #include "draft_tree_panel.h"
@@ -135,6 +136,18 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   tree_scroll->setWidget(draft_tree_);
   tree_dock->setWidget(tree_scroll);
   addDockWidget(Qt::BottomDockWidgetArea, tree_dock);
+  auto* cell_dock = new QDockWidget("Cell under the pointer", this);
+  cell_dock->setObjectName("cell_dock");
+  cell_panel_ = new CellPanel(
+      [this](const std::vector<int>& tokens) {
+        std::vector<QImage> images;
+        for (const Image& patch : engine_->token_patches(tokens)) images.push_back(to_qimage(patch));
+        return images;
+      },
+      cell_dock);
+  cell_dock->setWidget(cell_panel_);
+  addDockWidget(Qt::BottomDockWidgetArea, cell_dock);
+  splitDockWidget(tree_dock, cell_dock, Qt::Horizontal);
 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
@@ -196,7 +209,10 @@ QWidget* MainWindow::build_generate_tab() {
   timeline_bar_ = new TimelineBar(tab);
   layout->addWidget(timeline_bar_);
   connect(timeline_bar_, &TimelineBar::position_changed, this, &MainWindow::show_position);
-  connect(canvas_, &CanvasWidget::cell_hovered, this, [this](const QString& text) { hover_->setText(text); });
+  connect(canvas_, &CanvasWidget::cell_hovered, this, [this](const QString& text) { hover_->setText(text.section('\n', 0, 0)); });
+  connect(canvas_, &CanvasWidget::cell_pointed, this, [this](int row, int col) {
+    cell_panel_->show_cell(row, col, canvas_->grid().at(row, col), canvas_->grid().vocab_size());
+  });
   return tab;
 }
 

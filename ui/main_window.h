@@ -28,6 +28,7 @@ class QTimer;
 namespace speculum::ui {
 
 class CanvasWidget;
+class CellPanel;
 class ComparisonView;
 class GenerationWorker;
 class MetricsPanel;
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
 
   const Timeline& timeline() const { return timeline_; }
   CanvasWidget* canvas() const { return canvas_; }
+  CellPanel* cell_panel() const { return cell_panel_; }
   TimelineBar* timeline_bar() const { return timeline_bar_; }
   ComparisonView* comparison() const { return comparison_; }
   RequestPanel* request_panel() const { return request_; }
@@ -126,6 +128,7 @@ class MainWindow : public QMainWindow {
   MetricsPanel* metrics_ = nullptr;
   QTextBrowser* explanation_ = nullptr;
   class DraftTreePanel* draft_tree_ = nullptr;
+  class CellPanel* cell_panel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* hover_ = nullptr;

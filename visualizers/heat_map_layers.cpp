@@ -82,4 +82,14 @@ QImage paint_target_p_layer(const GridState& grid, int cell_px, int alpha) {
   });
 }
 
+QImage paint_entropy_layer(const GridState& grid, int cell_px, int alpha) {
+  const double flat = grid.vocab_size() > 1 ? std::log(static_cast<double>(grid.vocab_size())) : 1.0;
+  return paint_cells(grid, cell_px, [&](const CellInfo& cell) {
+    if (cell.entropy < 0) return QColor(0, 0, 0, 0);
+    QColor color = heat_color(cell.entropy / flat);
+    color.setAlpha(alpha);
+    return color;
+  });
+}
+
 }  // namespace speculum::vis

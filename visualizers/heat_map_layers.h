@@ -38,4 +38,9 @@ QImage paint_pooled_mass_layer(const GridState& grid, int cell_px, int alpha = 1
 QImage paint_target_p_layer(const GridState& grid, int cell_px, int alpha = 170);
 double target_p_position(double p);  // p -> [0, 1] on the layer's scale
 
+// The entropy of the target distribution that judged each committed token, from 0 (dark: one token certain)
+// to ln V (yellow: flat). Flat cells are where drafts get rejected and relaxed rules accept. Cells without
+// a recorded entropy (not committed, or older traces) are clear.
+QImage paint_entropy_layer(const GridState& grid, int cell_px, int alpha = 170);
+
 }  // namespace speculum::vis

@@ -19,6 +19,7 @@ QString layer_name(Layer layer) {
     case Layer::SoftScore: return "Soft-verification score (LISA)";
     case Layer::PooledMass: return "Pooled mass (LANTERN)";
     case Layer::TargetP: return "p of token (target)";
+    case Layer::Entropy: return "Entropy of the target's distribution";
     case Layer::Frontier: return "Drafting frontier (SSD)";
     case Layer::Rounds: return "Times verified (SSD rounds)";
     case Layer::Islands: return "Local resampling islands (MuLo-SD)";
@@ -37,6 +38,7 @@ QString layer_key(Layer layer) {
     case Layer::SoftScore: return "soft_score";
     case Layer::PooledMass: return "pooled_mass";
     case Layer::TargetP: return "p_of_token";
+    case Layer::Entropy: return "entropy";
     case Layer::Frontier: return "frontier";
     case Layer::Rounds: return "rounds";
     case Layer::Islands: return "islands";
@@ -106,6 +108,10 @@ std::vector<LegendEntry> layer_legend(Layer layer, int last_step, const RunConte
     case Layer::TargetP:
       return {{heat_color(0), "p ≤ 0.001 (a flat distribution)"}, {heat_color(target_p_position(0.03)), "p = 0.03"},
               {heat_color(1), "p = 1 (sharp)"}};
+    case Layer::Entropy:
+      return {{heat_color(0), "0 nats: the target is sure (sharp)"},
+              {heat_color(0.5), "half of ln V: a few dozen likely tokens"},
+              {heat_color(1), "ln V: every token equally likely (flat)"}};
     case Layer::Frontier:
       return {{kFrontierColor, "outline: drafted at once in the latest frontier"},
               {kFrontierArrowColor, "arrow: from the cell whose feature the head read"}};
@@ -150,6 +156,7 @@ QImage paint_layer(Layer layer, const GridState& grid, QSize size, int last_step
     case Layer::SoftScore: return paint_soft_score_layer(grid, 1).scaled(size);
     case Layer::PooledMass: return paint_pooled_mass_layer(grid, 1).scaled(size);
     case Layer::TargetP: return paint_target_p_layer(grid, 1).scaled(size);
+    case Layer::Entropy: return paint_entropy_layer(grid, 1).scaled(size);
     case Layer::Frontier: return paint_frontier_layer(grid, size);
     case Layer::Rounds: return paint_rounds_layer(grid, 1).scaled(size);
     case Layer::Islands: return paint_islands_layer(grid, size);

@@ -11,10 +11,11 @@
 
 namespace speculum::vis {
 
-enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass, Frontier, Rounds, Islands, LowRes, TargetP };
+enum class Layer { TokenState, CommitStep, Acceptance, GridLines, Origin, SoftScore, PooledMass, Frontier, Rounds, Islands, LowRes, TargetP, Entropy };
 inline constexpr Layer kAllLayers[] = {Layer::TokenState, Layer::CommitStep, Layer::Acceptance, Layer::GridLines,
                                        Layer::Origin,     Layer::SoftScore,  Layer::PooledMass, Layer::Frontier,
-                                       Layer::Rounds,     Layer::Islands,    Layer::LowRes,     Layer::TargetP};
+                                       Layer::Rounds,     Layer::Islands,    Layer::LowRes,     Layer::TargetP,
+                                       Layer::Entropy};
 
 QString layer_name(Layer layer);     // "Token state", ...
 QString layer_key(Layer layer);      // stable id for settings: "token_state", ...

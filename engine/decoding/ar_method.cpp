@@ -16,7 +16,7 @@ void ArMethod::run(DecodeSession& s) {
     const at::Tensor p = s.distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
     const int token = draw_token(p, s.uniform(RngStream::Sample, s.step(), 0));
     const int kv_end = s.cache().length();
-    s.commit({i}, {token}, {p[token].item<float>()}, kv_end - 1, kv_end);
+    s.commit({i}, {token}, {p[token].item<float>()}, p.unsqueeze(0), kv_end - 1, kv_end);
     s.end_step(1.0);
     if (i + 1 == total || s.cancel_requested()) return;
 

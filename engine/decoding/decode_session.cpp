@@ -47,7 +47,7 @@ ForwardOutput DecodeSession::commit_first_token(bool want_hidden) {
   ForwardOutput out = forward(in);
   const at::Tensor p = distribution(out.logits.narrow(1, out.logits.size(1) - 1, 1))[0];
   const int token = draw_token(p, uniform(RngStream::Sample, step_, 0));
-  commit({0}, {token}, {p[token].item<float>()}, cache_.length() - 1, cache_.length());
+  commit({0}, {token}, {p[token].item<float>()}, p.unsqueeze(0), cache_.length() - 1, cache_.length());
   end_step(1.0);
   return out;
 }
@@ -81,9 +81,34 @@ void DecodeSession::emit(Event event) {
   if (sink_) sink_(event);
 }
 
+namespace {
+
+// Entropy and top candidates of each row of `rows` [n, V] into the Commit event.
+void summarise_distributions(const at::Tensor& rows, Commit& c) {
+  const at::Tensor p = rows.to(at::kCPU, at::kFloat).contiguous();
+  if (p.dim() != 2 || p.size(0) != static_cast<std::int64_t>(c.cells.size()))
+    throw Error("method bug: " + std::to_string(c.cells.size()) + " committed cells but target rows of shape " +
+                std::to_string(p.dim() == 2 ? p.size(0) : -1));
+  const at::Tensor entropy = -(p * p.clamp_min(1e-30f).log()).sum(1);
+  const std::int64_t k = std::min<std::int64_t>(kTopCandidates, p.size(1));
+  const auto [top_p, top_tokens] = at::topk(p, k, 1);
+  const at::Tensor tokens_int = top_tokens.to(at::kInt).contiguous(), p_sorted = top_p.contiguous();
+  const auto tokens = tokens_int.accessor<int, 2>();
+  const auto probabilities = p_sorted.accessor<float, 2>();
+  c.entropy.assign(entropy.data_ptr<float>(), entropy.data_ptr<float>() + entropy.numel());
+  for (std::int64_t row = 0; row < p.size(0); ++row)  // padded with token -1, p 0 past a smaller vocabulary
+    for (std::int64_t j = 0; j < kTopCandidates; ++j) {
+      c.top_tokens.push_back(j < k ? tokens[row][j] : -1);
+      c.top_p.push_back(j < k ? probabilities[row][j] : 0.0f);
+    }
+}
+
+}  // namespace
+
 void DecodeSession::commit(const std::vector<int>& rasters, const std::vector<int>& tokens,
-                           const std::vector<float>& p_of_token, int kv_begin, int kv_end) {
-  Commit c{step_, {}, tokens, p_of_token, kv_begin, kv_end};
+                           const std::vector<float>& p_of_token, const at::Tensor& target_rows, int kv_begin,
+                           int kv_end) {
+  Commit c{step_, {}, tokens, p_of_token, kv_begin, kv_end, {}, {}, {}};
   for (std::size_t i = 0; i < rasters.size(); ++i) {
     const int r = rasters[i];
     if (r < 0 || r >= total_tokens() || tokens_[r] != -1)
@@ -91,6 +116,7 @@ void DecodeSession::commit(const std::vector<int>& rasters, const std::vector<in
     tokens_[r] = tokens[i];
     c.cells.push_back(cell_of(r));
   }
+  summarise_distributions(target_rows, c);
   committed_ += static_cast<int>(rasters.size());
   step_committed_ += static_cast<int>(rasters.size());
   emit(std::move(c));

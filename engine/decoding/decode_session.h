@@ -59,8 +59,10 @@ class DecodeSession {
 
   void begin_step(const char* phase);
   void emit(Event event);
+  // `target_rows` [n, V]: the processed target distribution that judged each committed token (not a
+  // residual), summarised in the Commit event; `p_of_token` is what the method drew or accepted it with.
   void commit(const std::vector<int>& rasters, const std::vector<int>& tokens, const std::vector<float>& p_of_token,
-              int kv_begin, int kv_end);
+              const at::Tensor& target_rows, int kv_begin, int kv_end);
   void end_step(double accept_rate);
 
   int step() const { return step_; }

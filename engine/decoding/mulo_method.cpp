@@ -187,11 +187,13 @@ void MuloMethod::run(DecodeSession& s) {
     Verify verify{s.step(), 0, up.cells, block, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     std::vector<Cell> seeds;
     std::vector<float> p_final(block.size());
+    std::vector<at::Tensor> judging_rows(block.size());  // the target row each final token was judged by
     for (int raster = begin; raster < end; ++raster) {
       const int i = raster - begin, x = block[i];
       const std::span<const float> row(p[raster - p_first].data_ptr<float>(), vocab);
       const double pooled = neighbourhood_probability(row, x, geometry_.nearest(x), params_.neighbours);
       p_final[i] = row[x];
+      judging_rows[i] = p[raster - p_first];
       verify.p_of_token.push_back(row[x]);
       verify.pooled_p.push_back(static_cast<float>(pooled));
       verify.decisions.push_back(row[x] >= params_.tau ? Decision::StrictAccept
@@ -235,6 +237,7 @@ void MuloMethod::run(DecodeSession& s) {
         block[i] = draw_token(row, s.uniform(RngStream::Resample, s.step(), raster));
         resample.new_tokens.push_back(block[i]);
         p_final[i] = row[block[i]].item<float>();
+        judging_rows[i] = row;
         resample.p_of_token.push_back(p_final[i]);
         kv_valid = std::min(kv_valid, raster);  // its slot holds the old token
       }
@@ -242,7 +245,7 @@ void MuloMethod::run(DecodeSession& s) {
     }
     std::vector<int> rasters;
     for (int raster = begin; raster < end; ++raster) rasters.push_back(raster);
-    s.commit(rasters, block, p_final, prefix_slots + begin, prefix_slots + end);
+    s.commit(rasters, block, p_final, at::stack(judging_rows), prefix_slots + begin, prefix_slots + end);
     if (end < s.total_tokens()) {  // D_r: the committed rows, shrunk, become the drafter's prefix
       // On a band again: the cycle's rows and one low row's worth above; its last low row's pixels are the next context.
       s.emit(s.drafting([&] {

@@ -122,7 +122,9 @@ void SjdMethod::run(DecodeSession& s) {
     // The target keeps the rows of the committed token it read and the accepted drafts.
     s.cache().truncate(kv_begin + 1 + accepted);
     s.emit(KVRollback{s.step(), s.cache().length()});
-    s.commit(rasters, committed, probabilities, kv_begin, kv_begin + 1 + accepted);
+    // Row j judged raster last + 1 + j: the accepted drafts, then the correction's (before the residual) or the bonus's.
+    s.commit(rasters, committed, probabilities, p_rows.narrow(0, 0, static_cast<std::int64_t>(rasters.size())), kv_begin,
+             kv_begin + 1 + accepted);
 
     // The rest of the window: fresh samples of the rows past the correction, with their distributions as q.
     std::vector<int> next_drafts;

@@ -204,7 +204,8 @@ class BlockRun {
       rasters.push_back(raster(i));
       probabilities.push_back(p[i][tokens_[i]].item<float>());
     }
-    s_.commit(rasters, std::vector<int>(tokens_.begin(), tokens_.begin() + n_), probabilities, kv_begin_, kv_begin_ + n_);
+    s_.commit(rasters, std::vector<int>(tokens_.begin(), tokens_.begin() + n_), probabilities, p.narrow(0, 0, n_),
+              kv_begin_, kv_begin_ + n_);
     features_.narrow(1, last_ + 1, n_).copy_(out.hidden);  // output j is the feature of raster last + 1 + j
     s_.end_step(accept_rate_);
     return last_ + n_;

@@ -300,12 +300,14 @@ void TreeMethod::run(DecodeSession& s) {
 
     std::vector<int> rasters, committed;
     std::vector<float> probabilities;
+    std::vector<std::int64_t> judging_rows;  // the target row each committed token was judged by
     pending_tokens.clear();
     int parent_row = 0;
     for (int node : path) {
       rasters.push_back(last + static_cast<int>(rasters.size()) + 1);
       committed.push_back(tree.node(node).token);
       probabilities.push_back(p_rows.data_ptr<float>()[parent_row * vocab + tree.node(node).token]);
+      judging_rows.push_back(parent_row);
       pending_tokens.push_back(tree.node(node).token);
       parent_row = node + 1;
     }
@@ -318,9 +320,11 @@ void TreeMethod::run(DecodeSession& s) {
       rasters.push_back(bonus_raster);
       committed.push_back(bonus);
       probabilities.push_back(p[bonus]);
+      judging_rows.push_back(parent_row);
       pending_tokens.push_back(bonus);
     }
-    s.commit(rasters, committed, probabilities, kv_begin, kv_begin + static_cast<int>(keep.size()));
+    s.commit(rasters, committed, probabilities, p_rows.index_select(0, at::tensor(judging_rows, at::kLong)), kv_begin,
+             kv_begin + static_cast<int>(keep.size()));
     pending_features = out.hidden.index_select(1, at::tensor(feature_rows, at::kLong).to(out.hidden.device()))
                            .narrow(1, 0, static_cast<std::int64_t>(pending_tokens.size()));
     last = rasters.back();

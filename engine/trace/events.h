@@ -97,7 +97,13 @@ struct Region {
   friend bool operator==(const Region&, const Region&) = default;
 };
 
-// Tokens become final. `p_of_token` is the processed target probability of each committed token.
+// How many of the target's most likely tokens a Commit records per cell.
+inline constexpr int kTopCandidates = 5;
+
+// Tokens become final. `p_of_token` is the probability each committed token was drawn or accepted with.
+// The target's processed distribution at each cell, which judged it, is summarised by its entropy (nats)
+// and its kTopCandidates most likely tokens (cell-major, most likely first): sharp versus flat, and what
+// the target wanted where a draft was rejected. Empty in traces written before they were recorded.
 struct Commit {
   int step = 0;
   std::vector<Cell> cells;
@@ -105,6 +111,9 @@ struct Commit {
   std::vector<float> p_of_token;
   int kv_begin = 0;
   int kv_end = 0;
+  std::vector<float> entropy;
+  std::vector<int> top_tokens;
+  std::vector<float> top_p;
   friend bool operator==(const Commit&, const Commit&) = default;
 };
 

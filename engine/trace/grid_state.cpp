@@ -37,6 +37,7 @@ void GridState::apply(const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, RunBegin>) {
           *this = GridState(e.grid_rows, e.grid_cols);
+          vocab_size_ = e.vocab_size;
           low_res_rows_ = e.low_res_rows;
           low_res_cols_ = e.low_res_cols;
           low_res_tokens_.assign(std::size_t(std::max(0, e.low_res_rows * e.low_res_cols)), -1);
@@ -56,6 +57,8 @@ void GridState::apply(const Event& event) {
             c->state = CellState::Drafted;
             c->token = e.tokens.at(i);
             c->q = i < e.q_of_token.size() ? e.q_of_token[i] : -1;
+            c->draft_token = c->token;
+            c->draft_q = c->q;
             c->last_step = e.step;
             if (e.source == "upsampler") c->upsampled_step = e.step;
             if (offset > 0)
@@ -104,12 +107,25 @@ void GridState::apply(const Event& event) {
             c->last_step = e.step;
           }
         } else if constexpr (std::is_same_v<T, Commit>) {
-          for (std::size_t i = 0; i < e.cells.size(); ++i) {
+          const std::size_t n = e.cells.size();
+          if ((!e.entropy.empty() && e.entropy.size() != n) || e.top_tokens.size() != e.top_p.size() ||
+              (!e.top_tokens.empty() && e.top_tokens.size() != n * std::size_t(kTopCandidates)))
+            throw Error("commit at step " + std::to_string(e.step) + ": entropy, top_tokens and top_p must hold 1, " +
+                        std::to_string(kTopCandidates) + " and " + std::to_string(kTopCandidates) + " values per cell");
+          for (std::size_t i = 0; i < n; ++i) {
             CellInfo* c = cell(e.cells[i]);
             if (c->state != CellState::Committed) ++committed_;
             c->state = CellState::Committed;
             c->token = e.tokens.at(i);
             if (i < e.p_of_token.size()) c->p = e.p_of_token[i];
+            if (!e.entropy.empty()) c->entropy = e.entropy[i];
+            c->top_count = 0;
+            for (int k = 0; k < kTopCandidates && !e.top_tokens.empty(); ++k) {
+              if (e.top_tokens[i * kTopCandidates + k] < 0) break;  // a vocabulary smaller than the list
+              c->top_tokens[k] = e.top_tokens[i * kTopCandidates + k];
+              c->top_p[k] = e.top_p[i * kTopCandidates + k];
+              c->top_count = k + 1;
+            }
             c->commit_step = e.step;
             c->last_step = e.step;
           }

@@ -1,6 +1,7 @@
 // Folds the event stream into per-cell state: what the canvas, the overlays and the replay show.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "trace/events.h"
@@ -33,6 +34,14 @@ struct CellInfo {
   bool expanded = false;       // MuLo-SD: reopened by a seed's neighbourhood (seeds included)
   int island = -1;             // MuLo-SD: its island's id within its block; -1 when none
   int resample_pass = -1;      // MuLo-SD: the pass that redrew it (islands side by side: its position in the island)
+  int draft_token = -1;        // the latest draft proposed for the cell (kept after a rejection), -1 when none
+  float draft_q = -1;          // its draft probability
+  // The target distribution that judged the committed token (from the Commit): entropy in nats (-1 unknown)
+  // and its most likely tokens, most likely first (top_count of them; 0 in traces without them).
+  float entropy = -1;
+  int top_count = 0;
+  std::array<int, kTopCandidates> top_tokens{};
+  std::array<float, kTopCandidates> top_p{};
 };
 
 class GridState {
@@ -44,6 +53,7 @@ class GridState {
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
+  int vocab_size() const { return vocab_size_; }  // from RunBegin; 0 before one
   const CellInfo& at(int row, int col) const { return cells_[index(row, col)]; }
   int committed_count() const { return committed_; }
   int last_step() const { return last_step_; }
@@ -65,6 +75,7 @@ class GridState {
 
   int rows_ = 0;
   int cols_ = 0;
+  int vocab_size_ = 0;
   int committed_ = 0;
   int last_step_ = -1;
   int frontier_step_ = -1;

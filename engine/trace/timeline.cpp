@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -75,12 +76,30 @@ std::vector<Event> Timeline::events_of_step(int step) const {
 
 namespace {
 
+// "row 2, column 5"; cells in a row run together: "row 2, columns 5-8; row 3, columns 0-1 and 6 more".
 std::string cell_list(const std::vector<Cell>& cells) {
   std::ostringstream out;
-  const std::size_t shown = std::min<std::size_t>(cells.size(), 4);
-  for (std::size_t i = 0; i < shown; ++i) out << (i ? ", " : "") << "(" << cells[i].row << ", " << cells[i].col << ")";
-  if (cells.size() > shown) out << " and " << cells.size() - shown << " more";
+  std::size_t i = 0, runs = 0;
+  while (i < cells.size() && runs < 3) {
+    std::size_t end = i + 1;
+    while (end < cells.size() && cells[end].row == cells[i].row && cells[end].col == cells[end - 1].col + 1) ++end;
+    out << (runs ? "; " : "") << "row " << cells[i].row << ", column" << (end - i > 1 ? "s " : " ") << cells[i].col;
+    if (end - i > 1) out << "\u2013" << cells[end - 1].col;
+    i = end;
+    ++runs;
+  }
+  if (i < cells.size()) out << " and " << cells.size() - i << " more";
   return out.str();
+}
+
+// The target's favourite token at `cell` in this step, from its Commit (traces that record it).
+std::optional<std::pair<int, float>> target_favourite(const std::vector<Event>& step_events, const Cell& cell) {
+  for (const Event& event : step_events)
+    if (const auto* c = std::get_if<Commit>(&event))
+      for (std::size_t i = 0; i < c->cells.size(); ++i)
+        if (c->cells[i] == cell && c->top_tokens.size() >= (i + 1) * kTopCandidates && c->top_p.size() == c->top_tokens.size())
+          return std::pair{c->top_tokens[i * kTopCandidates], c->top_p[i * kTopCandidates]};
+  return std::nullopt;
 }
 
 std::string plural(std::size_t n, const char* word) {
@@ -88,9 +107,10 @@ std::string plural(std::size_t n, const char* word) {
 }
 
 // Why the first few soft accepts and rejections went as they did, in words.
-void explain_decisions(std::ostringstream& out, const Verify& e) {
+void explain_decisions(std::ostringstream& out, const Verify& e, const std::vector<Event>& step_events) {
   int told = 0;
-  for (std::size_t i = 0; i < e.cells.size() && told < 3; ++i) {
+  const std::size_t n = std::min({e.cells.size(), e.decisions.size(), e.tokens.size(), e.p_of_token.size()});
+  for (std::size_t i = 0; i < n && told < 3; ++i) {
     const Decision d = e.decisions[i];
     if (d == Decision::StrictAccept) continue;
     const bool lisa = i < e.soft_delta.size() && e.soft_delta[i] >= 0;
@@ -117,6 +137,9 @@ void explain_decisions(std::ostringstream& out, const Verify& e) {
     } else {
       out << " was rejected (u " << (pooled ? "above the pooled probability" : "above p/q") << ").";
     }
+    if (d == Decision::Reject)
+      if (const auto favourite = target_favourite(step_events, e.cells[i]); favourite && favourite->first != e.tokens[i])
+        out << " The target's own favourite there was token " << favourite->first << " (p " << favourite->second << ").";
     ++told;
   }
 }
@@ -128,6 +151,7 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
   out << std::setprecision(3);
   out << "Step " << step_index + 1 << " of " << step_count << ".";
   std::size_t islands = 0, largest_island = 0;  // MuLo-SD's islands, told once they are all known
+  bool told_exact_rule = false;
   for (const Event& event : step_events) {
     if (islands > 0 && !std::holds_alternative<Region>(event) && largest_island > 0) {
       out << " They form " << plural(islands, "8-connected island") << " (the largest " << plural(largest_island, "cell")
@@ -177,8 +201,13 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
               out << " One target pass verified them: " << strict << " accepted (u < p/q)";
               if (soft > 0) out << ", " << soft << " accepted by the relaxed test";
               out << ", " << rejected << " rejected.";
+              if (strict > 0 && !told_exact_rule) {
+                out << " (A draft token x with draft probability q is kept when a uniform u < p(x)/q(x), p being the target's"
+                       " probability: the exact rule, which leaves the target's distribution unchanged.)";
+                told_exact_rule = true;
+              }
             }
-            explain_decisions(out, e);
+            explain_decisions(out, e, step_events);
           } else if constexpr (std::is_same_v<T, Resample>) {
             if (islands > 0) out << " Resampling pass " << e.round + 1 << ":";
             out << " " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << (e.cells.size() == 1 ? " was" : " were")
@@ -204,9 +233,17 @@ std::string explain_step(const std::vector<Event>& step_events, int step_index, 
               out << " Committed " << plural(e.cells.size(), "token") << " at " << cell_list(e.cells) << ".";
             }
           } else if constexpr (std::is_same_v<T, StepEnd>) {
-            out << " " << plural(static_cast<std::size_t>(e.fwd_passes_step), "target forward pass") << ", "
-                << plural(static_cast<std::size_t>(e.committed_cells), "token") << " committed, " << std::fixed
+            out << " " << plural(static_cast<std::size_t>(std::max(0, e.fwd_passes_step)), "target forward pass") << ", "
+                << plural(static_cast<std::size_t>(std::max(0, e.committed_cells)), "token") << " committed, " << std::fixed
                 << std::setprecision(1) << e.wall_ms << " ms." << std::defaultfloat << std::setprecision(3);
+            if (e.fwd_passes_step > 0 && e.committed_cells > e.fwd_passes_step)
+              out << " Plain ar would have committed " << plural(static_cast<std::size_t>(e.fwd_passes_step), "token")
+                  << " with as many passes: this step gained " << e.committed_cells - e.fwd_passes_step << ".";
+            else if (e.fwd_passes_step > 0 && e.committed_cells == e.fwd_passes_step)
+              out << " Plain ar would have committed as many with the same passes: no gain in this step.";
+            else if (e.fwd_passes_step > 0)
+              out << " Plain ar would have committed " << plural(static_cast<std::size_t>(e.fwd_passes_step), "token")
+                  << " with these passes: this step fell behind by " << e.fwd_passes_step - e.committed_cells << ".";
           }
         },
         event);

@@ -46,7 +46,23 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verify, step, round, cells, toke
                                                 pooled_p, decisions, nodes, soft_delta, soft_g, soft_score)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resample, step, round, dist, cells, old_tokens, new_tokens, p_of_token)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Region, step, kind, island_id, radius, cells)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Commit, step, cells, tokens, p_of_token, kv_begin, kv_end)
+void to_json(nlohmann::json& j, const Commit& c) {
+  j = {{"step", c.step},         {"cells", c.cells},     {"tokens", c.tokens}, {"p_of_token", c.p_of_token},
+       {"kv_begin", c.kv_begin}, {"kv_end", c.kv_end},   {"entropy", c.entropy}, {"top_tokens", c.top_tokens},
+       {"top_p", c.top_p}};
+}
+// Traces written before the target's entropy and top candidates were recorded still read; the rest is required.
+void from_json(const nlohmann::json& j, Commit& c) {
+  j.at("step").get_to(c.step);
+  j.at("cells").get_to(c.cells);
+  j.at("tokens").get_to(c.tokens);
+  j.at("p_of_token").get_to(c.p_of_token);
+  j.at("kv_begin").get_to(c.kv_begin);
+  j.at("kv_end").get_to(c.kv_end);
+  c.entropy = j.value("entropy", std::vector<float>{});
+  c.top_tokens = j.value("top_tokens", std::vector<int>{});
+  c.top_p = j.value("top_p", std::vector<float>{});
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KVRollback, step, to_len)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepEnd, step, committed_cells, fwd_passes_step, wall_ms, forward_ms,
                                    accept_rate_step)
