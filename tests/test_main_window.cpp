@@ -2,12 +2,15 @@
 // a worker thread, Stop, rapid start/stop, closing mid-run, trace save + replay (bit-exact image),
 // PNG settings round trip, GIF export, and the comparison view.
 #include <QImageReader>
+#include <opencv2/videoio.hpp>
 #include <QSignalSpy>
 
 #include "canvas_widget.h"
 #include "cell_panel.h"
 #include "comparison_view.h"
+#include "frame_composer.h"
 #include "gif_writer.h"
+#include "video_writer.h"
 #include "main_window.h"
 #include "method_params_form.h"
 #include "metrics_panel.h"
@@ -236,6 +239,40 @@ class TestMainWindow : public QObject {
     QCOMPARE(reader.imageCount(), 64 + 15);
     const QImage first = reader.read();
     QCOMPARE(first.size(), QSize(256, 256));
+  }
+
+  // The MP4 has the GIF's frames at twice the size, readable by FFmpeg, its last frame the composed result;
+  // a failed export names the file and leaves neither a partial file nor a damaged old one.
+  void video_export_reads_back_frame_for_frame() {
+    auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), path("tiny-settings.ini"));
+    w.set_prompt(w.request_panel()->example_prompt());
+    generate(w);
+    QVERIFY(w.export_video(path("run.mp4")));
+    cv::VideoCapture video(path("run.mp4").toStdString(), cv::CAP_FFMPEG);
+    QVERIFY(video.isOpened());
+    cv::Mat frame, last;
+    int frames = 0;
+    while (video.read(frame)) {
+      QCOMPARE(frame.cols, 512);
+      QCOMPARE(frame.rows, 512);
+      last = frame.clone();
+      ++frames;
+    }
+    QCOMPARE(frames, 64 + 15);
+    const QImage expected = vis::compose_frame(QSize(512, 512), w.final_image(), w.timeline().state_after(64), w.canvas()->style())
+                                .convertToFormat(QImage::Format_BGR888);
+    double difference = 0;
+    for (int y = 0; y < 512; ++y)
+      for (int x = 0; x < 512 * 3; ++x) difference += std::abs(int(last.at<cv::Vec3b>(y, x / 3)[x % 3]) - int(expected.constScanLine(y)[x]));
+    difference /= 512.0 * 512 * 3;
+    QVERIFY2(difference < 8, qPrintable(QString("mean difference %1 levels").arg(difference)));
+
+    test::write_bytes(path("old.mp4").toStdString(), "old");
+    QVERIFY_THROWS_EXCEPTION(Error, ui::write_mp4(path("old.mp4"), {QImage(511, 512, QImage::Format_RGB32)}, 10));
+    QVERIFY(!w.export_video(path("no/such/dir/run.mp4")));
+    QVERIFY(w.status_text().contains("no/such/dir/run.mp4"));
+    QCOMPARE(test::read_bytes(path("old.mp4").toStdString()), std::string("old"));
+    QVERIFY(QDir(dir_.path()).entryList({"*.partial*"}).isEmpty());
   }
 
   void gif_writer_round_trips_palette_colours() {

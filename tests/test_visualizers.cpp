@@ -153,7 +153,8 @@ class TestVisualizers : public QObject {
   void entropy_layer_and_top_candidates_follow_the_commit() {
     GridState grid;
     grid.apply(RunBegin{"test", "{}", 1, 3, 16});
-    grid.apply(Draft{0, 0, "tree", {{0, 1}}, {9}, {0.7f}, {}, {}});
+    grid.apply(Draft{0, 0, "tree", {{0, 1}, {0, 1}}, {9, 11}, {0.7f, 0.2f}, {-1, -1}, {1, 1}});
+    grid.apply(Verify{0, 0, {{0, 1}}, {9}, {0.1f}, {0.7f}, {0.14f}, {0.5f}, {}, {Decision::Reject}});  // 11 never tried
     grid.apply(Commit{0, {{0, 0}, {0, 1}}, {5, 6}, {1.0f, 0.2f}, 0, 2, {0.0f, std::log(16.0f) / 2},
                       {5, -1, -1, -1, -1, 6, 2, 9, 1, 0}, {1.0f, 0, 0, 0, 0, 0.4f, 0.3f, 0.1f, 0.1f, 0.05f}});
     const QImage layer = vis::paint_entropy_layer(grid, 1, 255);

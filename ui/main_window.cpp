@@ -40,6 +40,7 @@
 #include "draft_tree_panel.h"
 #include "generation_worker.h"
 #include "gif_writer.h"
+#include "video_writer.h"
 #include "metrics_panel.h"
 #include "request_panel.h"
 #include "timeline_bar.h"
@@ -148,6 +149,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   cell_dock->setWidget(cell_panel_);
   addDockWidget(Qt::BottomDockWidgetArea, cell_dock);
   splitDockWidget(tree_dock, cell_dock, Qt::Horizontal);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);  // metrics and explanation keep the full height
 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
@@ -236,6 +238,10 @@ void MainWindow::build_menus() {
   file->addAction("Export &animation (GIF)…", QKeySequence("Ctrl+Shift+E"), this, [this] {
     const QString path = save_path("Export animation", "gif", "GIF animations (*.gif)");
     if (!path.isEmpty()) export_animation(path);
+  });
+  file->addAction("Export &video (MP4)…", this, [this] {
+    const QString path = save_path("Export video", "mp4", "MP4 videos (*.mp4)");
+    if (!path.isEmpty()) export_video(path);
   });
   QMenu* scale_menu = file->addMenu("PNG export &scale");
   auto* scales = new QActionGroup(scale_menu);
@@ -623,12 +629,8 @@ bool MainWindow::export_image(const QString& path) {
   return write_reported(path, [&] { app::write_png(path.toStdString(), scaled, {{app::kParametersKey, last_request_.to_json()}}); });
 }
 
-bool MainWindow::export_animation(const QString& path) {
+std::vector<QImage> MainWindow::animation_frames(QSize size) const {
   const int count = timeline_.step_count();
-  if (count == 0) {
-    report("Nothing to animate: generate or open a run first");
-    return false;
-  }
   vis::FrameStyle style = canvas_->style();
   style.last_step = count - 1;
   const int stride = (count + kMaxAnimationFrames - 1) / kMaxAnimationFrames;
@@ -636,11 +638,29 @@ bool MainWindow::export_animation(const QString& path) {
   for (int steps = 1; steps <= count; steps += stride) {
     const GridState grid = timeline_.state_after(steps);
     const QImage image = steps == count && !final_image_.isNull() ? final_image_ : preview_image(*engine_, grid);
-    frames.push_back(vis::compose_frame(QSize(256, 256), image, grid, style, low_res_preview_image(*engine_, grid, style)));
+    frames.push_back(vis::compose_frame(size, image, grid, style, low_res_preview_image(*engine_, grid, style)));
   }
-  if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(QSize(256, 256), final_image_, timeline_.state_after(count), style));
-  frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment before looping
+  if ((count - 1) % stride != 0) frames.push_back(vis::compose_frame(size, final_image_, timeline_.state_after(count), style));
+  frames.insert(frames.end(), 15, frames.back());  // hold the result for a moment (before a GIF loops)
+  return frames;
+}
+
+bool MainWindow::export_animation(const QString& path) {
+  if (timeline_.step_count() == 0) {
+    report("Nothing to animate: generate or open a run first");
+    return false;
+  }
+  const std::vector<QImage> frames = animation_frames(QSize(256, 256));
   return write_reported(path, [&] { write_gif(path, frames, 6, true, settings_->value("gif_dither", false).toBool()); });
+}
+
+bool MainWindow::export_video(const QString& path) {
+  if (timeline_.step_count() == 0) {
+    report("Nothing to animate: generate or open a run first");
+    return false;
+  }
+  const std::vector<QImage> frames = animation_frames(QSize(512, 512));  // video keeps detail GIF's palette cannot
+  return write_reported(path, [&] { write_mp4(path, frames, 100.0 / 6); });
 }
 
 bool MainWindow::export_comparison(const QString& path) {

@@ -61,7 +61,8 @@ class MainWindow : public QMainWindow {
   bool open_file(const QString& path);  // a trace (.jsonl), a PNG written by Speculum, or a bench result (.json)
   bool save_trace(const QString& path);
   bool export_image(const QString& path);
-  bool export_animation(const QString& path);
+  bool export_animation(const QString& path);  // GIF
+  bool export_video(const QString& path);      // MP4, twice the GIF's size
   bool export_comparison(const QString& path);
 
   const Timeline& timeline() const { return timeline_; }
@@ -87,6 +88,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  std::vector<QImage> animation_frames(QSize size) const;  // one per step (at most 300), then the result held
   QWidget* build_generate_tab();
   void drain_events();  // at display rate
   void show_position(int steps);

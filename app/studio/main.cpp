@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption compare("compare", "Show the comparison view and run it.");
   const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
-  const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res, p_of_token.", "list");
+  const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res, p_of_token, entropy.", "list");
   cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after, quit_when_done, threads});
   // The command line is checked before the window system starts, so --help and mistakes need no display.
   QStringList arguments;

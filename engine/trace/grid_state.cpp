@@ -77,6 +77,9 @@ void GridState::apply(const Event& event) {
                        : d == Decision::SoftAccept ? CellState::SoftAccepted
                                                    : CellState::Rejected;
             if (i < e.p_of_token.size()) c->p = e.p_of_token[i];
+            // A tree drafts siblings for one cell: the draft that matters is the one verified last (the accepted one).
+            c->draft_token = e.tokens.at(i);
+            c->draft_q = i < e.q_of_token.size() ? e.q_of_token[i] : -1;
             ++c->times_verified;
             if (d != Decision::Reject) ++c->times_accepted;
             if (d != Decision::Reject) {

@@ -34,7 +34,7 @@ struct CellInfo {
   bool expanded = false;       // MuLo-SD: reopened by a seed's neighbourhood (seeds included)
   int island = -1;             // MuLo-SD: its island's id within its block; -1 when none
   int resample_pass = -1;      // MuLo-SD: the pass that redrew it (islands side by side: its position in the island)
-  int draft_token = -1;        // the latest draft proposed for the cell (kept after a rejection), -1 when none
+  int draft_token = -1;        // the draft verified last for the cell (else drafted last), kept after a rejection; -1 none
   float draft_q = -1;          // its draft probability
   // The target distribution that judged the committed token (from the Commit): entropy in nats (-1 unknown)
   // and its most likely tokens, most likely first (top_count of them; 0 in traces without them).
