@@ -352,6 +352,39 @@ class TestMainWindow : public QObject {
     QVERIFY(QImage(path("comparison.png")).size() == picture.size());
   }
 
+  // Repeats time every run round-robin and the table gives mean ± sd; the side panels follow the focused pane.
+  void comparison_repeats_and_side_panels_follow_the_selected_pane() {
+    auto w = window();
+    w->show();
+    ui::ComparisonView* view = w->comparison();
+    view->set_pane_count(2);
+    view->method_form(0)->set_method("ar");
+    view->method_form(1)->set_method("sjd");
+    view->set_repeats(3);
+    QSignalSpy done(view, &ui::ComparisonView::all_finished);
+    w->set_prompt("a blue circle");
+    w->set_seed(2);
+    w->run_comparison();
+    QVERIFY(done.wait(180000));
+    QCOMPARE(view->wall_times(0).size(), std::size_t(3));
+    QCOMPARE(view->wall_times(1).size(), std::size_t(3));
+    auto* table = view->findChild<QTableWidget*>();
+    QVERIFY2(table->item(1, 3)->text().contains(" ± "), qPrintable(table->item(1, 3)->text()));
+    QCOMPARE(table->item(0, 5)->text(), QString("1.00× ± 0.00"));
+    QCOMPARE(view->timeline(0).step_count(), 256);  // repeats do not add to the shown run
+    auto* explanation = w->findChild<QTextBrowser*>("explanation");
+    auto* metrics = w->findChild<ui::MetricsPanel*>();
+    const int sjd_steps = view->timeline(1).step_count();
+    view->select_pane(1);
+    QVERIFY2(metrics->summary_text().startsWith("<b>sjd</b>"), qPrintable(metrics->summary_text()));
+    QVERIFY2(explanation->toPlainText().startsWith(QString("Step %1 of %1.").arg(sjd_steps)), qPrintable(explanation->toPlainText()));
+    view->select_pane(0);
+    QVERIFY(metrics->summary_text().startsWith("<b>ar</b>"));
+    // Back on the Generate tab the panels show that tab's run again.
+    w->findChild<QTabWidget*>()->setCurrentIndex(0);
+    QVERIFY(!metrics->summary_text().startsWith("<b>sjd</b>"));
+  }
+
   void a_sweep_result_opens_with_its_table_chart_and_grid() {
     BenchRun run;
     run.bundle = "b";

@@ -102,6 +102,7 @@ void CanvasWidget::wheelEvent(QWheelEvent* event) {
 }
 
 void CanvasWidget::mousePressEvent(QMouseEvent* event) {
+  Q_EMIT pressed();
   if (event->button() == Qt::LeftButton) {
     drag_start_ = event->position();
     pan_at_drag_start_ = pan_;

@@ -35,6 +35,7 @@ class CanvasWidget : public QWidget {
  Q_SIGNALS:
   void cell_hovered(const QString& description);  // empty when the pointer leaves the grid
   void cell_pointed(int row, int col);             // the cell under the pointer, when it changes
+  void pressed();                                  // a mouse button went down on the canvas
 
  protected:
   void paintEvent(QPaintEvent* event) override;

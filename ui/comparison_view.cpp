@@ -13,6 +13,8 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 
 #include "canvas_widget.h"
 #include "generation_worker.h"
@@ -32,6 +34,11 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   panes_spin_->setRange(2, 4);
   panes_spin_->setToolTip("Number of methods to compare");
   bar->addWidget(panes_spin_);
+  bar->addWidget(new QLabel("Repeats", this));
+  repeats_spin_ = new QSpinBox(this);
+  repeats_spin_->setRange(1, 10);
+  repeats_spin_->setToolTip("Timed runs per pane, round-robin: the table shows mean ± standard deviation");
+  bar->addWidget(repeats_spin_);
   run_ = new QPushButton("Run all", this);
   run_->setToolTip("Run every pane on the prompt, seed and sampling of the Generate tab, one after another");
   stop_ = new QPushButton("Stop", this);
@@ -74,14 +81,19 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
     }
     drain_events();
     if (current_ < 0) return;
-    runs_[current_].final_image = image;
-    runs_[current_].done = !cancelled;
-    show_position(scrubber_->position());  // replace the last live preview with the final image
+    if (repeat_ == 0) {
+      runs_[current_].final_image = image;
+      runs_[current_].done = !cancelled;
+      show_position(scrubber_->position());  // replace the last live preview with the final image
+    }
     if (cancelled) {
       finish_runs();
       return;
     }
-    ++current_;
+    if (++current_ == static_cast<int>(runs_.size()) && repeat_ + 1 < repeats()) {
+      current_ = 0;
+      ++repeat_;
+    }
     start_next();
   });
   connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
@@ -120,6 +132,22 @@ ComparisonView::~ComparisonView() {
 
 int ComparisonView::pane_count() const { return static_cast<int>(panes_.size()); }
 
+void ComparisonView::set_repeats(int repeats) { repeats_spin_->setValue(repeats); }
+int ComparisonView::repeats() const { return repeats_spin_->value(); }
+int ComparisonView::position() const { return scrubber_->position(); }
+
+int ComparisonView::focused_pane() const {
+  if (running() && current_ < pane_count()) return current_;
+  return std::clamp(selected_, 0, std::max(0, pane_count() - 1));
+}
+
+void ComparisonView::select_pane(int pane) {
+  if (pane < 0 || pane >= pane_count()) return;
+  selected_ = pane;
+  for (int i = 0; i < pane_count(); ++i) panes_[i].box->setStyleSheet(i == pane ? "QGroupBox { font-weight: bold; }" : "");
+  Q_EMIT focus_changed();
+}
+
 MethodParamsForm* ComparisonView::method_form(int pane) { return panes_.at(pane).method; }
 
 void ComparisonView::set_pane_count(int count) {
@@ -139,6 +167,8 @@ void ComparisonView::set_pane_count(int count) {
     if (!runnable.empty()) pane.method->set_method(QString::fromStdString(runnable[std::min<std::size_t>(pane_count(), runnable.size() - 1)]));
     pane.canvas = new CanvasWidget(pane.box);
     pane.canvas->setMinimumSize(160, 160);
+    pane.canvas->setToolTip("Click to show this pane's metrics and step explanation in the side panels");
+    connect(pane.canvas, &CanvasWidget::pressed, this, [this, index = pane_count()] { select_pane(index); });
     pane.canvas->set_style(style_);
     pane.summary = new QLabel("not run", pane.box);
     pane.summary->setWordWrap(true);
@@ -195,7 +225,9 @@ void ComparisonView::run_all() {
   run_->setEnabled(false);
   stop_->setEnabled(true);
   panes_spin_->setEnabled(false);
+  repeats_spin_->setEnabled(false);
   current_ = 0;
+  repeat_ = 0;
   frame_timer_->start();
   start_next();
 }
@@ -217,8 +249,13 @@ void ComparisonView::start_next() {
     QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
     return;
   }
-  for (int i = current_ + 1; i < pane_count(); ++i) panes_[i].summary->setText("waiting");
-  if (current_ < pane_count()) panes_[current_].summary->setText("running…");
+  if (repeat_ == 0) {
+    for (int i = current_ + 1; i < pane_count(); ++i) panes_[i].summary->setText("waiting");
+    if (current_ < pane_count()) panes_[current_].summary->setText("running…");
+  } else if (current_ < pane_count()) {
+    panes_[current_].summary->setText(QString("timing repeat %1 of %2…").arg(repeat_ + 1).arg(repeats()));
+  }
+  Q_EMIT focus_changed();
   const GenerateParams params = runs_[current_].params;
   QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
 }
@@ -228,14 +265,22 @@ void ComparisonView::finish_runs() {
   run_->setEnabled(true);
   stop_->setEnabled(false);
   panes_spin_->setEnabled(true);
+  repeats_spin_->setEnabled(true);
   frame_timer_->stop();
   update_table();
+  Q_EMIT focus_changed();
   Q_EMIT all_finished();
 }
 
 void ComparisonView::drain_events() {
   const std::vector<Event> events = worker_->take_events();
   if (warming_ || events.empty() || current_ < 0 || current_ >= static_cast<int>(runs_.size())) return;
+  for (const Event& e : events)
+    if (const auto* end = std::get_if<RunEnd>(&e); end && !end->cancelled) runs_[current_].wall_ms.push_back(end->wall_ms);
+  if (repeat_ > 0) {  // a timed repeat: the same tokens as the first, only its time counts
+    update_table();
+    return;
+  }
   for (const Event& e : events) runs_[current_].timeline.append(e);
   int longest = 0;
   for (const Run& run : runs_) longest = std::max(longest, run.timeline.step_count());
@@ -264,14 +309,40 @@ void ComparisonView::show_position(int steps) {
     }
     panes_[i].canvas->set_low_res_image(low_res_preview_image(engine_, grid, style));
   }
+  Q_EMIT focus_changed();
 }
 
+namespace {
+
+struct Spread {
+  double mean = 0, sd = 0;
+};
+
+Spread spread(const std::vector<double>& values) {
+  Spread s;
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(values.size());
+  if (values.size() > 1) {
+    for (double v : values) s.sd += (v - s.mean) * (v - s.mean);
+    s.sd = std::sqrt(s.sd / static_cast<double>(values.size() - 1));
+  }
+  return s;
+}
+
+QString with_spread(const Spread& s, int repeats, int decimals, const QString& unit = {}) {
+  const QString mean = QString::number(s.mean, 'f', decimals) + unit;
+  return repeats > 1 ? mean + " ± " + QString::number(s.sd, 'f', decimals) : mean;
+}
+
+}  // namespace
+
 void ComparisonView::update_table() {
-  // The reference: the first finished ar run (a pane, or the extra run made when no pane is ar).
+  // The reference: the first finished ar run (a pane, or the extra run made when no pane is ar). Speed-up per
+  // repeat pairs the run with the reference's run of the same round.
   const Run* reference = nullptr;
   for (const Run& run : runs_)
     if (!reference && run.params.method == "ar" && run.done) reference = &run;
-  const double reference_ms = reference ? reference->timeline.metrics().wall_ms : 0;
   table_->setRowCount(static_cast<int>(runs_.size()));
   fit_height_to_rows(table_);
   for (int i = 0; i < static_cast<int>(runs_.size()); ++i) {
@@ -280,18 +351,32 @@ void ComparisonView::update_table() {
     QString name = QString::fromStdString(run.params.method);
     for (const auto& [key, value] : run.params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
     if (&run == reference) name += i >= pane_count() ? " (reference, not a pane)" : " (reference)";
-    const QString speedup = run.done && reference_ms > 0 && m.wall_ms > 0 ? QString("%1×").arg(reference_ms / m.wall_ms, 0, 'f', 2)
-                                                                          : QString("—");
+    std::vector<double> ratios;
+    for (std::size_t r = 0; reference && r < run.wall_ms.size() && r < reference->wall_ms.size(); ++r)
+      if (run.wall_ms[r] > 0) ratios.push_back(reference->wall_ms[r] / run.wall_ms[r]);
+    const int timed = static_cast<int>(run.wall_ms.size());
+    const Spread wall = spread(run.wall_ms);
+    const QString speedup = run.done && !ratios.empty() ? with_spread(spread(ratios), static_cast<int>(ratios.size()), 2, "×") : QString("—");
+    const double tokens_per_second = wall.mean > 0 ? m.tokens / (wall.mean / 1000.0) : m.tokens_per_second();
     const QStringList cells = {name, QString::number(m.nfe), QString::number(m.mean_accepted_length(), 'f', 2),
-                               QString::number(m.wall_ms, 'f', 0), QString::number(m.tokens_per_second(), 'f', 0), speedup};
+                               timed > 0 ? with_spread(wall, timed, 0) : QString::number(m.wall_ms, 'f', 0),
+                               QString::number(tokens_per_second, 'f', 0), speedup};
     for (int c = 0; c < cells.size(); ++c) table_->setItem(i, c, new QTableWidgetItem(cells[c]));
-    if (i < pane_count())
+    if (timed > 1) table_->item(i, 3)->setToolTip(QString("mean ± standard deviation of %1 timed runs").arg(timed));
+    if (i < pane_count() && repeat_ == 0)
       panes_[i].summary->setText(run.done ? QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(m.wall_ms, 0, 'f', 0).arg(speedup)
                                           : QString("step %1 · %2 tokens").arg(run.timeline.step_count()).arg(m.tokens));
+    else if (i < pane_count() && run.done && !running())
+      panes_[i].summary->setText(QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(with_spread(wall, timed, 0)).arg(speedup));
   }
 }
 
 const Timeline& ComparisonView::timeline(int pane) const { return runs_.at(pane).timeline; }
+
+const Timeline& ComparisonView::timeline_or_empty(int pane) const {
+  static const Timeline empty;
+  return pane >= 0 && pane < static_cast<int>(runs_.size()) ? runs_[pane].timeline : empty;
+}
 
 QString ComparisonView::caption() const {
   if (runs_.empty()) return "No comparison run yet";
@@ -305,6 +390,25 @@ QString ComparisonView::caption() const {
   const QString subject = p.prompt.empty() ? QString("class %1").arg(p.class_id) : QString("\"%1\"").arg(QString::fromStdString(p.prompt));
   return QString("%1, seed %2 · %3 · %4 · %5").arg(subject).arg(p.seed).arg(QString::fromStdString(p.sampling.to_string()),
                                                                              methods.join(" | "), QString::fromStdString(engine_.info().name));
+}
+
+QString ComparisonView::table_text() const {
+  std::vector<QStringList> rows(1);
+  for (int c = 0; c < table_->columnCount(); ++c) rows[0] << table_->horizontalHeaderItem(c)->text();
+  for (int r = 0; r < table_->rowCount(); ++r) {
+    rows.emplace_back();
+    for (int c = 0; c < table_->columnCount(); ++c) rows.back() << (table_->item(r, c) ? table_->item(r, c)->text() : QString());
+  }
+  std::vector<int> widths(static_cast<std::size_t>(table_->columnCount()), 0);
+  for (const QStringList& row : rows)
+    for (int c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], static_cast<int>(row[c].size()));
+  QStringList lines;
+  for (const QStringList& row : rows) {
+    QString line;
+    for (int c = 0; c < row.size(); ++c) line += (c ? "  " : "") + (c ? row[c].rightJustified(widths[c]) : row[c].leftJustified(widths[c]));
+    lines << line;
+  }
+  return lines.join('\n');
 }
 
 QImage ComparisonView::render_image() {

@@ -115,6 +115,11 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   comparison_ = new ComparisonView(*engine_, [this] { return request_->request(); }, tabs_);
   tabs_->addTab(comparison_, "Compare");
   connect(comparison_, &ComparisonView::open_file_requested, this, &MainWindow::open_file);
+  connect(comparison_, &ComparisonView::focus_changed, this, &MainWindow::follow_comparison);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (tabs_->currentWidget() == comparison_) follow_comparison();
+    else show_position(timeline_bar_->position());
+  });
   setCentralWidget(tabs_);
 
   // Right: metrics and the step explanation.
@@ -444,32 +449,51 @@ void MainWindow::show_position(int steps) {
   else if (at_end && running_) canvas_->set_image(live_preview_.image_for(*engine_, grid));
   else canvas_->set_image(preview_image(*engine_, grid));
   canvas_->set_low_res_image(low_res_preview_image(*engine_, grid, style));
-  metrics_->show_timeline(timeline_, steps);
+  if (tabs_->currentWidget() != comparison_) show_side_panels(timeline_, steps);
   update_run_status();
-  draft_tree_->set_step(steps > 0 ? timeline_.events_of_step(steps - 1) : std::vector<Event>{});
+  update_legend();
+}
+
+void MainWindow::show_side_panels(const Timeline& timeline, int steps) {
+  const int count = timeline.step_count();
+  metrics_->show_timeline(timeline, steps);
+  draft_tree_->set_step(steps > 0 ? timeline.events_of_step(std::min(steps, count) - 1) : std::vector<Event>{});
   if (steps <= 0 || count == 0) {
     explanation_->setPlainText(count == 0 ? "Generate, or open a trace, to see the run step by step."
                                           : "Before the first step: the prompt is encoded as the model's prefix and "
                                             "nothing is decoded yet. Step forward (Right) to watch each step.");
   } else {
-    explanation_->setPlainText(QString::fromStdString(explain_step(timeline_.events_of_step(steps - 1), steps - 1, count)));
+    const int step = std::min(steps, count);
+    explanation_->setPlainText(QString::fromStdString(explain_step(timeline.events_of_step(step - 1), step - 1, count)));
   }
-  update_legend();
+}
+
+// On the Compare tab the side panels, the progress bar and (while it runs) the status line follow the focused pane.
+void MainWindow::follow_comparison() {
+  if (tabs_->currentWidget() != comparison_ || comparison_->pane_count() == 0) return;
+  const int pane = comparison_->focused_pane();
+  const Timeline& timeline = comparison_->timeline_or_empty(pane);
+  show_side_panels(timeline, comparison_->position());
+  const RunMetrics& m = timeline.metrics();
+  progress_->setValue(m.tokens);
+  if (comparison_->running()) status_->setText(QString("Pane %1: ").arg(pane + 1) + run_progress(timeline));
 }
 
 void MainWindow::update_run_status() {
-  const int count = timeline_.step_count();
-  const RunMetrics& m = timeline_.metrics();
-  progress_->setValue(m.tokens);
-  if (!running_) return;
+  progress_->setValue(timeline_.metrics().tokens);
+  if (running_) status_->setText(run_progress(timeline_));
+}
+
+QString MainWindow::run_progress(const Timeline& timeline) const {
+  const RunMetrics& m = timeline.metrics();
   const int total = engine_->info().grid_rows * engine_->info().grid_cols;
   const double ms_per_token = m.tokens > 0 ? m.wall_ms / m.tokens : 0;
-  status_->setText(QString("step %1 · %2/%3 tokens · NFE %4 · ETA %5 s")
-                       .arg(count)
-                       .arg(m.tokens)
-                       .arg(total)
-                       .arg(m.nfe)
-                       .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1));
+  return QString("step %1 · %2/%3 tokens · NFE %4 · ETA %5 s")
+      .arg(timeline.step_count())
+      .arg(m.tokens)
+      .arg(total)
+      .arg(m.nfe)
+      .arg((total - m.tokens) * ms_per_token / 1000.0, 0, 'f', 1);
 }
 
 void MainWindow::update_style() {

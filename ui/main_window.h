@@ -93,6 +93,9 @@ class MainWindow : public QMainWindow {
   void drain_events();  // at display rate
   void show_position(int steps);
   void update_run_status();  // progress bar and, while running, the status line
+  QString run_progress(const Timeline& timeline) const;  // "step 12 · 80/256 tokens · NFE 12 · ETA 1.4 s"
+  void show_side_panels(const Timeline& timeline, int steps);  // metrics, explanation, draft tree
+  void follow_comparison();
   void set_running(bool running);
   void update_style();
   void update_legend();

@@ -47,9 +47,12 @@ void MethodParamsForm::set_runnable(const std::vector<std::string>& methods) {
   }
 }
 
-void MethodParamsForm::set_method(const QString& name) {
+bool MethodParamsForm::set_method(const QString& name) {
   const int index = method_->findText(name);
-  if (index >= 0) method_->setCurrentIndex(index);
+  const auto* model = qobject_cast<QStandardItemModel*>(method_->model());
+  if (index < 0 || (model && model->item(index) && !model->item(index)->isEnabled())) return false;
+  method_->setCurrentIndex(index);
+  return true;
 }
 
 void MethodParamsForm::rebuild() {

@@ -19,7 +19,7 @@ class MethodParamsForm : public QWidget {
   explicit MethodParamsForm(QWidget* parent = nullptr);
 
   QString method() const;
-  void set_method(const QString& name);
+  bool set_method(const QString& name);  // false (and nothing changes) for a method unknown or greyed out
   MethodOptions options() const;  // every parameter of the method, with its current value
   void set_options(const MethodOptions& options);  // unknown names ignored, missing ones keep their value
   // Greys out the methods the loaded bundle cannot run (say, one without drafters), saying why.

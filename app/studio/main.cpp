@@ -12,7 +12,9 @@
 
 #include "common/default_bundle.h"
 #include "common/process_setup.h"
+#include "comparison_view.h"
 #include "main_window.h"
+#include "method_params_form.h"
 #include "timeline_bar.h"
 
 int main(int argc, char** argv) {
@@ -30,11 +32,14 @@ int main(int argc, char** argv) {
   const QCommandLineOption quit_when_done("quit-when-done", "With --generate: print the run's times on stderr and quit when it ends (scripts/studio-speed.sh).");
   const QCommandLineOption threads("threads", "LibTorch threads of a generation (default: all cores but one, which stays with the window).", "n");
   const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
-  const QCommandLineOption compare("compare", "Show the comparison view and run it.");
+  const QCommandLineOption compare("compare", "Show the comparison view and run it (with --quit-when-done: print its table and quit).");
+  const QCommandLineOption panes("panes", "With --compare: the panes' methods, comma-separated (2-4), e.g. ar,ar,ar.", "list");
+  const QCommandLineOption repeats("repeats", "With --compare: timed runs per pane, round-robin (1-10).", "n");
   const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
   const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res, p_of_token, entropy.", "list");
-  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, theme, layers, quit_after, quit_when_done, threads});
+  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, panes, repeats, theme, layers, quit_after,
+                  quit_when_done, threads});
   // The command line is checked before the window system starts, so --help and mistakes need no display.
   QStringList arguments;
   for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
@@ -62,6 +67,12 @@ int main(int argc, char** argv) {
   const auto step_value = number(step, 0, std::numeric_limits<int>::max());
   const auto quit_after_value = number(quit_after, 0, 24LL * 3600 * 1000);
   const auto threads_value = number(threads, 1, 256);
+  const auto repeats_value = number(repeats, 1, 10);
+  const QStringList pane_methods = cli.isSet(panes) ? cli.value(panes).split(',') : QStringList{};
+  if (cli.isSet(panes) && (pane_methods.size() < 2 || pane_methods.size() > 4)) {
+    std::fprintf(stderr, "speculum: --panes '%s': expected 2 to 4 methods, comma-separated\n", qPrintable(cli.value(panes)));
+    return 2;
+  }
 
   QApplication app(argc, argv);
   QApplication::setApplicationName("Speculum");
@@ -97,6 +108,21 @@ int main(int argc, char** argv) {
   if (cli.isSet(quit_when_done))
     QObject::connect(&window, &speculum::ui::MainWindow::generation_finished, &app, [&window](bool) {
       std::fprintf(stderr, "studio: %s; %.1f ms from Generate to the final image\n", qPrintable(window.status_text()), window.last_run_ms());
+      QApplication::quit();
+    });
+  speculum::ui::ComparisonView* comparison = window.comparison();
+  if (!pane_methods.isEmpty()) {
+    comparison->set_pane_count(static_cast<int>(pane_methods.size()));
+    for (int i = 0; i < pane_methods.size(); ++i)
+      if (!comparison->method_form(i)->set_method(pane_methods[i].trimmed())) {
+        QMessageBox::critical(nullptr, "Speculum", QString("This bundle cannot run the method '%1'.").arg(pane_methods[i]));
+        return 1;
+      }
+  }
+  if (repeats_value) comparison->set_repeats(static_cast<int>(*repeats_value));
+  if (cli.isSet(compare) && cli.isSet(quit_when_done))
+    QObject::connect(comparison, &speculum::ui::ComparisonView::all_finished, &app, [comparison] {
+      std::fprintf(stderr, "%s\n%s\n", qPrintable(comparison->caption()), qPrintable(comparison->table_text()));
       QApplication::quit();
     });
   if (cli.isSet(compare)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::run_comparison);
