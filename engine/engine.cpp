@@ -155,6 +155,20 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
           << ", vocab " << g.vocab_size << ", grid " << g.grid_rows << "x" << g.grid_cols << ", "
           << (info.text_conditioned ? "text" : "class") << " conditioning (" << g.cls_token_num << " prefix tokens)";
   info.target_summary = summary.str();
+  if (const auto& guide = m.prompt_guide; guide && info.text_conditioned) {
+    for (const std::string& example : guide->examples) {  // a guide must not suggest what the model cannot read
+      GenerateParams probe;
+      probe.prompt = example;
+      try {
+        impl->condition(*impl->target, probe, 1);
+      } catch (const Error& e) {
+        throw Error(m.dir + "/speculum.json: prompt_guide example '" + example + "': " + e.what());
+      }
+    }
+    info.prompt_grammar = guide->grammar;
+    info.example_prompts = guide->examples;
+    info.examples_chosen_by = guide->chosen_by;
+  }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   log_line(log, LogLevel::Info, "loaded bundle '" + m.name + "' from " + m.dir + " on " + info.device + " in " +
                                     std::to_string(static_cast<int>(ms)) + " ms: " + info.target_summary);

@@ -103,6 +103,11 @@ struct ModelInfo {
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
   bool cfg_available = true;   // false for a class table without a null row: only cfg 1 runs
   std::vector<std::string> methods;  // the methods this bundle can run (those needing a drafter it lacks are left out)
+  // Text bundles with a prompt guide: how prompts read, prompts the model draws well (each one check_prompt
+  // accepts), and how they were chosen. Empty otherwise.
+  std::string prompt_grammar;
+  std::vector<std::string> example_prompts;
+  std::string examples_chosen_by;
 };
 
 class Engine {

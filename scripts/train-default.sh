@@ -69,3 +69,6 @@ $CLI train target --vq "$RUNS/vq" --corpus "$RUNS/corpus-8.safetensors" --held-o
   --checkpoint-every 250 --threads 1
 $CLI train install-low-res --run "$RUNS/low-res" --bundle resources/models/default
 $CLI calibrate --bundle resources/models/default
+# The studio's first-run hint: the prompts this target draws well, chosen by the prompt checker (60 held-out
+# captions x 4 seeds with ar, 6 minutes here), with the prompt grammar, stored in the manifest's prompt_guide.
+$CLI examples --bundle resources/models/default --candidates 60 --seeds 4 --count 8 --write

@@ -153,6 +153,27 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "format 'speculum-bundle/9' is not supported");
   }
 
+  // The prompt guide survives write_manifest, reaches ModelInfo, and may only suggest prompts the model reads.
+  void prompt_guide_round_trips_and_its_examples_must_be_readable() {
+    const std::string dir = fresh_bundle();
+    const std::string word = Engine::load(params_for(dir))->info().text_vocab.at(1);
+    BundleManifest m = read_manifest(dir);
+    m.prompt_guide = PromptGuide{"WORD WORD", {word, word + " " + word}, "by hand, in a test"};
+    write_manifest(m, dir);
+    const auto engine = Engine::load(params_for(dir));
+    QCOMPARE(engine->info().prompt_grammar, std::string("WORD WORD"));
+    QCOMPARE(engine->info().example_prompts, (std::vector<std::string>{word, word + " " + word}));
+    QCOMPARE(engine->info().examples_chosen_by, std::string("by hand, in a test"));
+    edit_manifest(dir, [](auto& j) { j["prompt_guide"]["examples"] = {"zebra quokka"}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "prompt_guide example 'zebra quokka': ");
+    edit_manifest(dir, [](auto& j) { j["prompt_guide"]["examples"] = std::vector<std::string>(33, "a"); });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "prompt_guide.examples holds 33 prompts (at most 32)");
+    edit_manifest(dir, [](auto& j) { j["prompt_guide"]["examples"] = {std::string(500, 'a')}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "prompt_guide: a text of 500 characters (at most 400)");
+    edit_manifest(dir, [](auto& j) { j["prompt_guide"].erase("grammar"); });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "missing field 'grammar'");
+  }
+
   void low_res_drafter_grid_and_tensors_are_checked() {
     const std::string dir = fresh_bundle();  // tiny text bundle: 8x8 grid, a 4x4 low-resolution drafter
     QCOMPARE(Engine::load(params_for(dir))->info().low_res_rows, 4);

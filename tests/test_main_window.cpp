@@ -25,6 +25,8 @@
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QPushButton>
+#include <QUrl>
 #include <QAbstractItemView>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -466,6 +468,19 @@ class TestMainWindow : public QObject {
     QTest::keyClick(completer->popup(), Qt::Key_Escape);
     QVERIFY(!completer->popup()->isVisible());
     QVERIFY(w->running());
+    // A click outside the open popup closes it and still reaches what was clicked (here: Stop).
+    completer->complete();
+    QVERIFY(completer->popup()->isVisible());
+    QPushButton* stop = nullptr;
+    for (QPushButton* b : w->findChildren<QPushButton*>())
+      if (b->text() == "Stop" && b->isEnabled() && w->isAncestorOf(b) && b->window() == w.get()) stop = b;
+    QVERIFY(stop);
+    QSignalSpy stop_clicked(stop, &QPushButton::clicked);
+    const QPoint at = completer->popup()->mapFromGlobal(stop->mapToGlobal(stop->rect().center()));
+    QVERIFY(!completer->popup()->rect().contains(at));
+    QTest::mouseClick(completer->popup(), Qt::LeftButton, {}, at);
+    QVERIFY(!completer->popup()->isVisible());
+    QCOMPARE(stop_clicked.count(), 1);
     w->stop_generation();
     QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
     QVERIFY(finished.wait(30000) || !w->running());
@@ -513,6 +528,34 @@ class TestMainWindow : public QObject {
     for (QAction* a : w->findChildren<QAction*>())
       if (a->text() == "&Glossary") entry = a;
     QVERIFY(entry);
+  }
+
+  // The first-run hint names the measured examples as links; a click fills the prompt; hiding it is remembered.
+  void first_run_hint_offers_the_bundles_examples() {
+    ModelInfo info;
+    info.text_conditioned = true;
+    info.prompt_grammar = "a COLOUR SHAPE on a BACKGROUND background";
+    info.example_prompts = {"a red circle on a gray background", "two blue stars on a pink background"};
+    info.examples_chosen_by = "the checker";
+    const QString html = ui::MainWindow::first_run_hint_html(info);
+    QVERIFY(html.contains("Prompts read: a COLOUR SHAPE on a BACKGROUND background"));
+    QVERIFY(html.contains("<a href=\"prompt:two%20blue%20stars%20on%20a%20pink%20background\">two blue stars on a pink background</a>"));
+    QVERIFY(html.contains("Chosen by measurement: the checker."));
+    info.text_conditioned = false;
+    QVERIFY(ui::MainWindow::first_run_hint_html(info).contains("Pick a class"));
+
+    const QString settings = path("hint-settings.ini");
+    {
+      auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), settings);
+      auto* hint = w.findChild<QLabel*>("first_run_hint");
+      QVERIFY(hint && !hint->isHidden());
+      Q_EMIT hint->linkActivated("prompt:" + QUrl::toPercentEncoding(w.request_panel()->example_prompt()));
+      QCOMPARE(QString::fromStdString(w.request_panel()->request().prompt), w.request_panel()->example_prompt());
+      Q_EMIT hint->linkActivated("hide");
+      QVERIFY(hint->isHidden());
+    }
+    auto again = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), settings);
+    QVERIFY(again.findChild<QLabel*>("first_run_hint")->isHidden());
   }
 
   void hovering_describes_the_cell() {

@@ -31,6 +31,9 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QMouseEvent>
+#include <QAbstractItemView>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "canvas_widget.h"
@@ -207,6 +210,22 @@ MainWindow::~MainWindow() {
 QWidget* MainWindow::build_generate_tab() {
   auto* tab = new QWidget(this);
   auto* layout = new QVBoxLayout(tab);
+  hint_ = new QLabel(first_run_hint_html(engine_->info()), tab);
+  hint_->setObjectName("first_run_hint");
+  hint_->setWordWrap(true);
+  hint_->setTextFormat(Qt::RichText);
+  hint_->setFrameShape(QFrame::StyledPanel);
+  hint_->setMargin(6);
+  connect(hint_, &QLabel::linkActivated, this, [this](const QString& link) {
+    if (link == "hide") {
+      hint_->hide();
+      settings_->setValue("first_run_hint_hidden", true);
+    } else if (link.startsWith("prompt:")) {
+      set_prompt(QUrl::fromPercentEncoding(link.mid(7).toUtf8()));
+      request_->focus_prompt();
+    }
+  });
+  layout->addWidget(hint_);
   canvas_ = new CanvasWidget(tab);
   layout->addWidget(canvas_, 1);
   legend_ = new QLabel(tab);
@@ -309,12 +328,37 @@ void MainWindow::build_menus() {
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
 
   QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&Prompt examples", this, [this] {
+    hint_->show();
+    settings_->setValue("first_run_hint_hidden", false);
+  });
   help->addAction("&Glossary", this, [this] {
     auto* box = new QMessageBox(QMessageBox::NoIcon, "Glossary", glossary_html(), QMessageBox::Close, this);
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->show();
   });
+}
+
+QString MainWindow::first_run_hint_html(const ModelInfo& info) {
+  QString html = "<b>New here?</b> ";
+  if (!info.text_conditioned) {
+    html += "Pick a class in the request panel and press Generate (Ctrl+Return).";
+  } else {
+    html += "Type a prompt and press Generate (Ctrl+Return); unknown words are flagged as you type.";
+    if (!info.prompt_grammar.empty()) html += " Prompts read: " + QString::fromStdString(info.prompt_grammar).toHtmlEscaped();
+    if (!info.example_prompts.empty()) {
+      QStringList links;
+      for (const std::string& example : info.example_prompts) {
+        const QString text = QString::fromStdString(example);
+        links << QString("<a href=\"prompt:%1\">%2</a>").arg(QString::fromUtf8(QUrl::toPercentEncoding(text)), text.toHtmlEscaped());
+      }
+      html += "<br>Prompts this model draws well (click one): " + links.join(" · ");
+      if (!info.examples_chosen_by.empty())
+        html += QString("<br><small>Chosen by measurement: %1.</small>").arg(QString::fromStdString(info.examples_chosen_by).toHtmlEscaped());
+    }
+  }
+  return html + " <a href=\"hide\">Hide this hint</a> (Help ▸ Prompt examples brings it back)";
 }
 
 QString MainWindow::glossary_html() {
@@ -549,6 +593,24 @@ void MainWindow::report(const QString& message) { status_->setText(message); }
 QString MainWindow::status_text() const { return status_->text(); }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::MouseButtonPress) {
+    // A press outside the completion popup closes it; Qt would swallow that press, so the user's click on,
+    // say, Generate did nothing. Hand it to the widget under the pointer as the click it was meant to be.
+    auto* popup = qobject_cast<QAbstractItemView*>(watched);
+    const auto* mouse = static_cast<QMouseEvent*>(event);
+    if (!popup || popup != QApplication::activePopupWidget() || popup->rect().contains(mouse->position().toPoint()))
+      return QMainWindow::eventFilter(watched, event);
+    popup->hide();
+    QWidget* target = QApplication::widgetAt(mouse->globalPosition().toPoint());
+    if (target && (target == this || isAncestorOf(target))) {
+      const QPointF local = target->mapFromGlobal(mouse->globalPosition());
+      QMouseEvent press(QEvent::MouseButtonPress, local, mouse->globalPosition(), mouse->button(), mouse->buttons(), mouse->modifiers());
+      QMouseEvent release(QEvent::MouseButtonRelease, local, mouse->globalPosition(), mouse->button(), Qt::NoButton, mouse->modifiers());
+      QApplication::sendEvent(target, &press);
+      QApplication::sendEvent(target, &release);
+    }
+    return true;
+  }
   if (event->type() != QEvent::ShortcutOverride) return QMainWindow::eventFilter(watched, event);
   const auto* key = static_cast<QKeyEvent*>(event);
   const QKeySequence pressed(key->keyCombination());
@@ -723,6 +785,7 @@ void MainWindow::rebuild_recent_menu() {
 void MainWindow::restore_settings() {
   restoreGeometry(settings_->value("geometry").toByteArray());
   restoreState(settings_->value("window_state").toByteArray());
+  hint_->setVisible(!settings_->value("first_run_hint_hidden", false).toBool());
   const QString request = settings_->value("request").toString();
   if (!request.isEmpty()) {
     try {

@@ -74,6 +74,8 @@ class MainWindow : public QMainWindow {
   const QImage& final_image() const { return final_image_; }
   QString status_text() const;
   static QString glossary_html();  // Help > Glossary: the words the views use
+  // The hint above the canvas until hidden: how to prompt, and the bundle's measured example prompts as links.
+  static QString first_run_hint_html(const ModelInfo& info);
   // Save dialogs start in the folder last saved to (else Pictures) with a name from the prompt, seed and method,
   // e.g. "a-red-circle-seed3-lisa.png".
   QString suggested_file_name(const QString& extension, const QString& what = {}) const;
@@ -128,6 +130,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   CanvasWidget* canvas_ = nullptr;
   QLabel* legend_ = nullptr;
+  QLabel* hint_ = nullptr;
   TimelineBar* timeline_bar_ = nullptr;
   ComparisonView* comparison_ = nullptr;
   MetricsPanel* metrics_ = nullptr;

@@ -32,7 +32,6 @@
 namespace speculum::cli {
 namespace {
 
-constexpr std::uint64_t kHeldOutScenes = 700000000;  // the eval protocol's prompts (cli_eval.cpp)
 constexpr int kMaxPrompts = 100000;
 constexpr std::size_t kMaxPromptFileBytes = 4u << 20;
 
@@ -69,7 +68,7 @@ std::vector<std::string> bench_prompts(const std::string& spec, const GeneratePa
     if (!(in >> n) || !in.eof() || n < 1 || n > kMaxPrompts)
       throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxPrompts));
     for (int i = 0; i < n; ++i)
-      prompts.push_back(info.text_conditioned ? data::sample_scene(kHeldOutScenes + static_cast<std::uint64_t>(i)).caption()
+      prompts.push_back(info.text_conditioned ? data::sample_scene(data::kHeldOutSceneSeeds + static_cast<std::uint64_t>(i)).caption()
                                               : info.classes[static_cast<std::size_t>(i) % info.classes.size()]);
   } else if (!spec.empty()) {
     std::ifstream file(spec, std::ios::binary);
@@ -146,7 +145,7 @@ Judges judges_for(BenchRun& run, const std::string& prompt_spec, const std::stri
   if (prompt_spec.rfind("builtin:", 0) == 0 && info.image_size == kFeatureNetImageSize) {
     const int n = static_cast<int>(run.prompts.size());
     run.reference = "the tokenizer's reconstructions of the " + std::to_string(n) + " held-out scenes the prompts describe";
-    run.reference_features = net->of_scenes(kHeldOutScenes, n, bundle_dir);
+    run.reference_features = net->of_scenes(data::kHeldOutSceneSeeds, n, bundle_dir);
   }
   judges.features = [net = std::make_shared<BenchFeatures>(std::move(*net))](const Image& image) { return net->of(image); };
   return judges;

@@ -153,14 +153,14 @@ void add_data_commands(CLI::App& app) {
       const auto net = BenchFeatures::load(app::feature_net_path());
       if (!net) throw Error("no feature network (scripts/train-features.sh makes it)");
       // bench's reference scenes (the eval prompts') against as many others from a disjoint range.
-      const auto a = net->of_scenes(700000000, floor->count, floor->through_tokenizer);
+      const auto a = net->of_scenes(data::kHeldOutSceneSeeds, floor->count, floor->through_tokenizer);
       const auto b = net->of_scenes(710000000, floor->count, floor->through_tokenizer);
       std::cout << "Fréchet distance between two disjoint sets of " << floor->count << " held-out scenes"
                 << (floor->through_tokenizer.empty() ? "" : " (tokenizer reconstructions)") << ": " << std::fixed
                 << std::setprecision(3) << *frechet_distance(a, b) << "\n";
       if (!floor->through_tokenizer.empty())
         std::cout << "... and between the reconstructions and the raw renders of the same scenes: "
-                  << *frechet_distance(a, net->of_scenes(700000000, floor->count, "")) << "\n";
+                  << *frechet_distance(a, net->of_scenes(data::kHeldOutSceneSeeds, floor->count, "")) << "\n";
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

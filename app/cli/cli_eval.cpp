@@ -20,7 +20,6 @@
 namespace speculum::cli {
 namespace {
 
-constexpr std::uint64_t kHeldOutScenes = 700000000;  // training uses seeds below 10^8
 
 struct Tally {
   int passed = 0, total = 0;
@@ -89,7 +88,7 @@ void add_eval_command(CLI::App& app) {
       std::vector<bool> verdicts;
       std::string rows = kEvalCsvHeader;
       for (int i = 0; i < a->prompts; ++i) {
-        const std::uint64_t scene_seed = kHeldOutScenes + i;
+        const std::uint64_t scene_seed = data::kHeldOutSceneSeeds + i;
         const data::Scene scene = data::sample_scene(scene_seed);
         GenerateParams p = base;
         p.prompt = scene.caption();

@@ -48,6 +48,7 @@ CLI::App* add_train_commands(CLI::App& app);
 void add_image_training_commands(CLI::App& train);  // train vq | tokenize (OpenCV)
 void add_emoji_command(CLI::App& data_command);  // data emoji
 void add_eval_command(CLI::App& app);
+void add_examples_command(CLI::App& app);  // prompts the bundle draws well, for the studio's hint
 void add_compare_command(CLI::App& app);  // pairs two eval --csv runs
 void add_entropy_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // LISA's soft-verification bounds

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   speculum::cli::add_image_training_commands(*train);
   speculum::cli::add_data_commands(app);
   speculum::cli::add_eval_command(app);
+  speculum::cli::add_examples_command(app);
   speculum::cli::add_entropy_command(app);
   speculum::cli::add_plot_command(app);
 #endif

@@ -12,6 +12,9 @@
 namespace speculum::data {
 
 inline constexpr int kShapesImageSize = 64;
+// Held-out scenes (the eval protocol's prompts, bench's builtin prompts, the FD reference) use seeds from here
+// on; training data uses seeds below 10^8.
+inline constexpr std::uint64_t kHeldOutSceneSeeds = 700000000;
 
 enum class Shape { Circle, Square, Triangle, Star };
 enum class ObjectColor { Red, Green, Blue, Yellow, Purple, Orange, White, Black };

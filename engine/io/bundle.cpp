@@ -162,6 +162,24 @@ BundleManifest read_manifest(const std::string& dir) {
     }
   }
 
+  if (root.has("prompt_guide")) {
+    const JsonFields guide = root.object("prompt_guide");
+    PromptGuide& pg = m.prompt_guide.emplace();
+    pg.grammar = guide.string("grammar");
+    pg.examples = guide.strings("examples");
+    pg.chosen_by = guide.string("chosen_by");
+    if (pg.examples.size() > kMaxGuideExamples)
+      throw Error(path + ": prompt_guide.examples holds " + std::to_string(pg.examples.size()) + " prompts (at most " +
+                  std::to_string(kMaxGuideExamples) + ")");
+    std::vector<std::string> texts = pg.examples;
+    texts.push_back(pg.grammar);
+    texts.push_back(pg.chosen_by);
+    for (const std::string& text : texts)
+      if (text.size() > kMaxGuideText)
+        throw Error(path + ": prompt_guide: a text of " + std::to_string(text.size()) + " characters (at most " +
+                    std::to_string(kMaxGuideText) + ")");
+  }
+
   try {
     validate_config(g);
     validate_config(vq);
@@ -206,6 +224,8 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
     doc["ssd_heads"] = {{"weights", h->weights}, {"horizontal", h->horizontal}, {"vertical", h->vertical}};
   if (const auto& d = m.low_res_drafter) doc["low_res_drafter"] = {{"weights", d->weights}, {"grid", {d->grid_rows, d->grid_cols}}};
   write_sampling_fields(m.sampling, doc["sampling"]);
+  if (const auto& guide = m.prompt_guide)
+    doc["prompt_guide"] = {{"grammar", guide->grammar}, {"examples", guide->examples}, {"chosen_by", guide->chosen_by}};
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}, {"null_class", g.class_null_row}};
   } else {

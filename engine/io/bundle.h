@@ -52,6 +52,16 @@ struct LowResDrafterEntry {
 };
 inline const std::vector<int> kLowResFactors = {2, 4};
 
+// "prompt_guide": how prompts for this model read, and prompts it draws well, chosen by a measurement
+// (speculum-cli examples) rather than by hand. What a front end shows a new user.
+struct PromptGuide {
+  std::string grammar;                // e.g. "[a|two|three] [small|large] COLOUR SHAPE ... on a ... background"
+  std::vector<std::string> examples;  // best first
+  std::string chosen_by;              // how they were chosen, e.g. "checker: 4/4 seeds with ar, 60 candidates"
+};
+inline constexpr std::size_t kMaxGuideExamples = 32;
+inline constexpr std::size_t kMaxGuideText = 400;  // characters per grammar, example or note
+
 struct BundleManifest {
   std::string dir;   // where it was read from
   std::string name;
@@ -67,6 +77,7 @@ struct BundleManifest {
   std::optional<SpatialHeadsEntry> ssd_heads;
   std::optional<LowResDrafterEntry> low_res_drafter;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
+  std::optional<PromptGuide> prompt_guide;
 
   std::string target_path() const { return dir + "/" + target_weights; }
   std::string tokenizer_path() const { return dir + "/" + tokenizer_weights; }
