@@ -540,7 +540,6 @@ class TestMainWindow : public QObject {
     const QString html = ui::MainWindow::first_run_hint_html(info);
     QVERIFY(html.contains("Prompts read: a COLOUR SHAPE on a BACKGROUND background"));
     QVERIFY(html.contains("<a href=\"prompt:two%20blue%20stars%20on%20a%20pink%20background\">two blue stars on a pink background</a>"));
-    QVERIFY(html.contains("Chosen by measurement: the checker."));
     info.text_conditioned = false;
     QVERIFY(ui::MainWindow::first_run_hint_html(info).contains("Pick a class"));
 

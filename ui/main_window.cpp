@@ -158,6 +158,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   addDockWidget(Qt::BottomDockWidgetArea, cell_dock);
   splitDockWidget(tree_dock, cell_dock, Qt::Horizontal);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);  // metrics and explanation keep the full height
+  resizeDocks({tree_dock, cell_dock}, {170, 170}, Qt::Vertical);  // the canvas keeps most of the height
 
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
@@ -216,6 +217,8 @@ QWidget* MainWindow::build_generate_tab() {
   hint_->setTextFormat(Qt::RichText);
   hint_->setFrameShape(QFrame::StyledPanel);
   hint_->setMargin(6);
+  if (!engine_->info().examples_chosen_by.empty())
+    hint_->setToolTip("Examples chosen by measurement: " + QString::fromStdString(engine_->info().examples_chosen_by));
   connect(hint_, &QLabel::linkActivated, this, [this](const QString& link) {
     if (link == "hide") {
       hint_->hide();
@@ -354,8 +357,6 @@ QString MainWindow::first_run_hint_html(const ModelInfo& info) {
         links << QString("<a href=\"prompt:%1\">%2</a>").arg(QString::fromUtf8(QUrl::toPercentEncoding(text)), text.toHtmlEscaped());
       }
       html += "<br>Prompts this model draws well (click one): " + links.join(" · ");
-      if (!info.examples_chosen_by.empty())
-        html += QString("<br><small>Chosen by measurement: %1.</small>").arg(QString::fromStdString(info.examples_chosen_by).toHtmlEscaped());
     }
   }
   return html + " <a href=\"hide\">Hide this hint</a> (Help ▸ Prompt examples brings it back)";
