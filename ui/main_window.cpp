@@ -38,6 +38,7 @@
 
 #include "canvas_widget.h"
 #include "cell_panel.h"
+#include "history_panel.h"
 #include "common/png_export.h"
 #include "comparison_view.h"
 #include "draft_tree_panel.h"
@@ -157,6 +158,14 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   cell_dock->setWidget(cell_panel_);
   addDockWidget(Qt::BottomDockWidgetArea, cell_dock);
   splitDockWidget(tree_dock, cell_dock, Qt::Horizontal);
+  auto* history_dock = new QDockWidget("History", this);
+  history_dock->setObjectName("history_dock");
+  history_ = new HistoryPanel(history_dock);
+  history_dock->setWidget(history_);
+  addDockWidget(Qt::BottomDockWidgetArea, history_dock);
+  tabifyDockWidget(cell_dock, history_dock);
+  cell_dock->raise();
+  connect(history_, &HistoryPanel::reopen_requested, this, &MainWindow::reopen_from_history);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);  // metrics and explanation keep the full height
   resizeDocks({tree_dock, cell_dock}, {170, 170}, Qt::Vertical);  // the canvas keeps most of the height
 
@@ -180,12 +189,13 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
     show_position(timeline_bar_->position());
     last_run_ms_ = run_clock_.nsecsElapsed() / 1e6;
     status_->setText((cancelled ? "Stopped: " : "Done: ") + summary);
-    Q_EMIT generation_finished(cancelled);
+    run_finished(cancelled);
   });
   connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
     set_running(false);
     drain_events();
     report("Error: " + message);
+    batch_left_ = 0;
     Q_EMIT generation_finished(true);
   });
   worker_thread_.start();
@@ -284,6 +294,22 @@ void MainWindow::build_menus() {
   dither->setChecked(settings_->value("gif_dither", false).toBool());
   dither->setToolTip("Floyd–Steinberg dithering in GIF exports: smoother gradients, grainier flat areas");
   connect(dither, &QAction::toggled, this, [this](bool on) { settings_->setValue("gif_dither", on); });
+  QAction* autosave_action = file->addAction("Save every run &automatically…");
+  autosave_action->setCheckable(true);
+  autosave_action->setChecked(!settings_->value("autosave_folder").toString().isEmpty());
+  autosave_action->setToolTip(settings_->value("autosave_folder").toString());
+  connect(autosave_action, &QAction::toggled, this, [this, autosave_action](bool on) {
+    QString folder;
+    if (on) {
+      const QString start = settings_->value("save_folder", QStandardPaths::writableLocation(QStandardPaths::PicturesLocation)).toString();
+      folder = QFileDialog::getExistingDirectory(this, "Save every finished run (PNG + trace) into", start);
+    }
+    set_autosave_folder(folder);
+    const QSignalBlocker block(autosave_action);
+    autosave_action->setChecked(!folder.isEmpty());
+    autosave_action->setToolTip(folder);
+    report(folder.isEmpty() ? "Automatic saving is off" : "Every finished run is saved into " + folder);
+  });
   file->addAction("Export &comparison…", this, [this] {
     const QString path = save_path("Export comparison", "png", "PNG images (*.png)", "comparison");
     if (!path.isEmpty()) export_comparison(path);
@@ -410,6 +436,61 @@ bool MainWindow::set_method(const QString& method) {
 void MainWindow::start_generation() {
   if (running_ || !request_->valid()) return;
   if (prompt_missing_reported()) return;
+  batch_left_ = request_->batch_size() - 1;
+  start_run();
+}
+
+void MainWindow::run_finished(bool cancelled) {
+  if (!cancelled) {
+    history_->add({last_request_, timeline_, final_image_});
+    autosave();
+  }
+  if (cancelled) batch_left_ = 0;
+  if (batch_left_ > 0) {
+    --batch_left_;
+    request_->set_seed(static_cast<int>(last_request_.seed + 1));
+    QTimer::singleShot(0, this, &MainWindow::start_run);
+  }
+  Q_EMIT generation_finished(cancelled);
+}
+
+void MainWindow::autosave() {
+  const QString folder = settings_->value("autosave_folder").toString();
+  if (folder.isEmpty() || final_image_.isNull()) return;
+  const QString base = QDir(folder).filePath(file_name_for(last_request_, "png"));
+  QString png = base;
+  for (int n = 2; QFileInfo::exists(png) || QFileInfo::exists(QString(png).replace(".png", ".jsonl")); ++n)
+    png = QString(base).replace(".png", QString("-%1.png").arg(n));  // never over an earlier run's files
+  const QString trace = QString(png).replace(QRegularExpression("\\.png$"), ".jsonl");
+  const QString status = status_->text();
+  if (write_reported(png, [&] { app::write_png(png.toStdString(), final_image_, {{app::kParametersKey, last_request_.to_json()}}); }) &&
+      write_reported(trace, [&] {
+        TraceWriter writer(trace.toStdString());
+        for (const Event& e : timeline_.events()) writer.write(e);
+        writer.finish();
+      }))
+    status_->setText(status + " · saved " + QFileInfo(png).fileName());
+}
+
+void MainWindow::set_autosave_folder(const QString& folder) { settings_->setValue("autosave_folder", folder); }
+
+void MainWindow::reopen_from_history(int index) {
+  if (running_ || index < 0 || index >= history_->count()) return;
+  const HistoryPanel::Run& run = history_->run(index);
+  request_->apply(run.params);
+  last_request_ = run.params;
+  timeline_ = run.timeline;
+  final_image_ = run.image;
+  set_run_contents(vis::run_contents(timeline_.events()));
+  tabs_->setCurrentIndex(0);
+  timeline_bar_->set_step_count(timeline_.step_count());
+  timeline_bar_->set_position(timeline_.step_count());
+  show_position(timeline_.step_count());
+  status_->setText("Reopened: " + history_->label(index));
+}
+
+void MainWindow::start_run() {
+  if (running_) return;
   last_request_ = request_->request();
   last_request_.preview_every = 0;  // the window decodes previews itself, off the engine's clock
   timeline_ = Timeline();
@@ -428,7 +509,10 @@ void MainWindow::start_generation() {
 }
 
 QString MainWindow::suggested_file_name(const QString& extension, const QString& what) const {
-  const GenerateParams p = request_->request();
+  return file_name_for(request_->request(), extension, what);
+}
+
+QString MainWindow::file_name_for(const GenerateParams& p, const QString& extension, const QString& what) {
   QString words = QString::fromStdString(p.prompt.empty() ? "class-" + std::to_string(p.class_id) : p.prompt).toLower();
   words.replace(QRegularExpression("[^a-z0-9]+"), "-");
   words = words.left(60);

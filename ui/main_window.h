@@ -29,6 +29,7 @@ namespace speculum::ui {
 
 class CanvasWidget;
 class CellPanel;
+class HistoryPanel;
 class ComparisonView;
 class GenerationWorker;
 class MetricsPanel;
@@ -45,7 +46,7 @@ class MainWindow : public QMainWindow {
   void set_prompt(const QString& prompt);
   void set_seed(int seed);
   bool set_method(const QString& method);  // false when this bundle cannot run it
-  void start_generation();
+  void start_generation();  // a batch of request_panel()->batch_size() runs, consecutive seeds
   void stop_generation();
   void run_comparison();  // shows the Compare tab and runs its panes
   void apply_theme(const QString& theme);  // "system" | "light" | "dark"
@@ -74,6 +75,12 @@ class MainWindow : public QMainWindow {
   const QImage& final_image() const { return final_image_; }
   QString status_text() const;
   static QString glossary_html();  // Help > Glossary: the words the views use
+  // "a-red-circle-seed3-lisa.png": how save dialogs and automatic saving name a run's files.
+  static QString file_name_for(const GenerateParams& request, const QString& extension, const QString& what = {});
+  // Every finished run is saved (PNG with its request + trace) into this folder; empty turns it off.
+  void set_autosave_folder(const QString& folder);
+  HistoryPanel* history() const { return history_; }
+  void reopen_from_history(int index);
   // The hint above the canvas until hidden: how to prompt, and the bundle's measured example prompts as links.
   static QString first_run_hint_html(const ModelInfo& info);
   // Save dialogs start in the folder last saved to (else Pictures) with a name from the prompt, seed and method,
@@ -99,6 +106,9 @@ class MainWindow : public QMainWindow {
   void show_side_panels(const Timeline& timeline, int steps);  // metrics, explanation, draft tree
   void follow_comparison();
   void set_running(bool running);
+  void start_run();  // one run of the current request
+  void run_finished(bool cancelled);  // history, automatic saving, the batch's next seed
+  void autosave();
   void update_style();
   void update_legend();
   void set_run_contents(const vis::RunContents& contents);
@@ -137,6 +147,8 @@ class MainWindow : public QMainWindow {
   QTextBrowser* explanation_ = nullptr;
   class DraftTreePanel* draft_tree_ = nullptr;
   class CellPanel* cell_panel_ = nullptr;
+  HistoryPanel* history_ = nullptr;
+  int batch_left_ = 0;  // runs of the current batch still to start
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* hover_ = nullptr;

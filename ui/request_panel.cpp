@@ -85,6 +85,11 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
   seed_row->addWidget(seed_, 1);
   seed_row->addWidget(dice);
   form->addRow("Seed", seed_row);
+  batch_ = new QSpinBox(this);
+  batch_->setRange(1, 64);
+  batch_->setSuffix(" image(s)");
+  batch_->setToolTip("Generate makes this many images with consecutive seeds; each lands in the History panel");
+  form->addRow("Batch", batch_);
 
   const SamplingParams& defaults = info.sampling;  // the bundle's recommendation
   cfg_ = new QDoubleSpinBox(this);
@@ -131,6 +136,8 @@ void RequestPanel::validate() {
 }
 
 void RequestPanel::set_seed(int seed) { seed_->setValue(seed); }
+int RequestPanel::batch_size() const { return batch_->value(); }
+void RequestPanel::set_batch_size(int images) { batch_->setValue(images); }
 
 bool RequestPanel::prompt_missing() const { return prompt_ && prompt_->text().trimmed().isEmpty(); }
 QString RequestPanel::example_prompt() const { return prompt_ ? prompt_->placeholderText() : QString(); }

@@ -33,6 +33,8 @@ class RequestPanel : public QWidget {
   void focus_prompt();
   void set_seed(int seed);
   void randomize_seed();
+  int batch_size() const;  // Generate makes this many images, seeds seed, seed + 1, ...
+  void set_batch_size(int images);
 
  Q_SIGNALS:
   void validity_changed(bool valid);
@@ -47,6 +49,7 @@ class RequestPanel : public QWidget {
   QLabel* prompt_problem_ = nullptr;
   QComboBox* class_ = nullptr;
   QSpinBox* seed_ = nullptr;
+  QSpinBox* batch_ = nullptr;
   QDoubleSpinBox* cfg_ = nullptr;
   QDoubleSpinBox* temperature_ = nullptr;
   QSpinBox* top_k_ = nullptr;
