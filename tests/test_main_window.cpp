@@ -12,6 +12,7 @@
 #include "gif_writer.h"
 #include "history_panel.h"
 #include "video_writer.h"
+#include "xy_plot.h"
 #include "main_window.h"
 #include "method_params_form.h"
 #include "metrics_panel.h"
@@ -287,6 +288,39 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.timeline().state_after(w.timeline().step_count()).committed_tokens(),
              w.history()->run(2).timeline.state_after(w.history()->run(2).timeline.step_count()).committed_tokens());
     QCOMPARE(w.final_image(), w.history()->run(2).image);
+  }
+
+  // X/Y plot: requests over two axes (the method axis applied first, so a method parameter reaches it), errors
+  // naming the axis and value, and a run that composes one labelled image per pair.
+  void xy_plot_runs_every_pair_of_axis_values() {
+    GenerateParams base;
+    base.prompt = "red";
+    base.method = "sjd";
+    const std::vector<std::string> runnable = {"ar", "sjd"};
+    QCOMPARE(ui::parse_axis_values("0-2, 5,  ,x"), (QStringList{"0", "1", "2", "5", "x"}));
+    auto requests = ui::xy_requests(base, {"seed", {"1", "2"}}, {"cfg", {"1", "3"}}, runnable);
+    QCOMPARE(requests.size(), std::size_t(4));
+    QCOMPARE(requests[1].seed, std::uint64_t(2));
+    QCOMPARE(requests[1].sampling.cfg_scale, 1.0f);
+    QCOMPARE(requests[2].sampling.cfg_scale, 3.0f);
+    requests = ui::xy_requests(base, {"window", {"4", "8"}}, {"method", {"sjd"}}, runnable);
+    QCOMPARE(requests[1].method_options.at("window"), 8.0);
+    EXPECT_ERROR(ui::xy_requests(base, {"window", {"4"}}, {"method", {"ar"}}, runnable), "'window' is not an axis for method 'ar' (allowed: seed");
+    EXPECT_ERROR(ui::xy_requests(base, {"cfg", {"lots"}}, {}, runnable), "axis 'cfg': 'lots' is not a number from 0 to 100");
+    EXPECT_ERROR(ui::xy_requests(base, {"method", {"mulo"}}, {}, runnable), "this bundle cannot run 'mulo'");
+    EXPECT_ERROR(ui::xy_requests(base, {"seed", ui::parse_axis_values("0-40")}, {"cfg", {"1", "2"}}, runnable), "at most 64 images");
+
+    const auto tiny = engine(test::bundles_dir() + "/tiny-text");
+    GenerateParams request;
+    request.prompt = tiny->info().text_vocab.at(1);
+    ui::XyPlotDialog dialog(*tiny, [&] { return request; });
+    dialog.set_axes({"seed", {"0", "1"}}, {"method", {"ar", "sjd"}});
+    QSignalSpy finished(&dialog, &ui::XyPlotDialog::finished);
+    QVERIFY(dialog.run());
+    QVERIFY(finished.wait(60000));
+    QVERIFY(dialog.grid_image().width() > 2 * 148 && dialog.grid_image().height() > 2 * 148);
+    QVERIFY(dialog.save(path("xy.png")));
+    QCOMPARE(QImage(path("xy.png")).size(), dialog.grid_image().size());
   }
 
   // The MP4 has the GIF's frames at twice the size, readable by FFmpeg, its last frame the composed result;

@@ -39,6 +39,7 @@
 #include "canvas_widget.h"
 #include "cell_panel.h"
 #include "history_panel.h"
+#include "xy_plot.h"
 #include "common/png_export.h"
 #include "comparison_view.h"
 #include "draft_tree_panel.h"
@@ -319,6 +320,11 @@ void MainWindow::build_menus() {
 
   QMenu* run = menuBar()->addMenu("&Run");
   run->addAction("&Generate", QKeySequence("Ctrl+Return"), this, &MainWindow::start_generation);
+  run->addAction("&X/Y plot…", this, [this] {
+    auto* dialog = new XyPlotDialog(*engine_, [this] { return request_->request(); }, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+  });
   run->addAction("&Stop", QKeySequence("Esc"), this, &MainWindow::stop_generation);
   run->addAction("Random &seed", QKeySequence("Ctrl+R"), request_, &RequestPanel::randomize_seed);
   run->addSeparator();
