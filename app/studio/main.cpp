@@ -15,6 +15,7 @@
 #include "comparison_view.h"
 #include "main_window.h"
 #include "method_params_form.h"
+#include "request_panel.h"
 #include "timeline_bar.h"
 
 int main(int argc, char** argv) {
@@ -34,11 +35,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption open("open", "Open a trace (.jsonl) or a Speculum PNG.", "file");
   const QCommandLineOption compare("compare", "Show the comparison view and run it (with --quit-when-done: print its table and quit).");
   const QCommandLineOption panes("panes", "With --compare: the panes' methods, comma-separated (2-4), e.g. ar,ar,ar.", "list");
+  const QCommandLineOption batch("batch", "Generate makes this many images, consecutive seeds (1-64).", "n");
   const QCommandLineOption repeats("repeats", "With --compare: timed runs per pane, round-robin (1-10).", "n");
   const QCommandLineOption step("step", "After --open: show the state after this many steps.", "n");
   const QCommandLineOption theme("theme", "system, light or dark (remembered).", "theme");
   const QCommandLineOption layers("layers", "Overlay layers, comma-separated: token_state, commit_step, acceptance, grid_lines, origin, soft_score, pooled_mass, frontier, rounds, islands, low_res, p_of_token, entropy.", "list");
-  cli.addOptions({bundle, device, prompt, seed, method, generate, open, step, compare, panes, repeats, theme, layers, quit_after,
+  cli.addOptions({bundle, device, prompt, seed, method, generate, batch, open, step, compare, panes, repeats, theme, layers, quit_after,
                   quit_when_done, threads});
   // The command line is checked before the window system starts, so --help and mistakes need no display.
   QStringList arguments;
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
   const auto quit_after_value = number(quit_after, 0, 24LL * 3600 * 1000);
   const auto threads_value = number(threads, 1, 256);
   const auto repeats_value = number(repeats, 1, 10);
+  const auto batch_value = number(batch, 1, 64);
   const QStringList pane_methods = cli.isSet(panes) ? cli.value(panes).split(',') : QStringList{};
   if (cli.isSet(panes) && (pane_methods.size() < 2 || pane_methods.size() > 4)) {
     std::fprintf(stderr, "speculum: --panes '%s': expected 2 to 4 methods, comma-separated\n", qPrintable(cli.value(panes)));
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
     QMessageBox::critical(nullptr, "Speculum", QString("This bundle cannot run the method '%1'.").arg(cli.value(method)));
     return 1;
   }
+  if (batch_value) window.request_panel()->set_batch_size(static_cast<int>(*batch_value));
   window.show();
   if (cli.isSet(theme)) window.apply_theme(cli.value(theme));
   if (cli.isSet(layers)) window.set_layers(cli.value(layers).split(','));
