@@ -202,8 +202,12 @@ bool XyPlotDialog::run() {
   }
   plot_ = {};
   const QString subject = base_.prompt.empty() ? QString("class %1").arg(base_.class_id) : "\"" + QString::fromStdString(base_.prompt) + "\"";
-  plot_.title = QString("%1, seed %2, %3, %4").arg(subject).arg(base_.seed).arg(QString::fromStdString(base_.method),
-                                                                               QString::fromStdString(base_.sampling.to_string()));
+  // Name only what no axis varies.
+  QStringList fixed = {subject};
+  if (x_.name != "seed" && y_.name != "seed") fixed << QString("seed %1").arg(base_.seed);
+  if (x_.name != "method" && y_.name != "method") fixed << QString::fromStdString(base_.method);
+  fixed << QString::fromStdString(base_.sampling.to_string());
+  plot_.title = fixed.join(", ");
   plot_.x_name = x_.name;
   plot_.x_values = x_.values;
   plot_.y_name = y_.name;
