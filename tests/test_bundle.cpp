@@ -1,6 +1,9 @@
 // Bundles: a random bundle loads; each kind of damage to the manifest or the weights is an Error that
 // names the field or tensor at fault.
 #include <filesystem>
+#include <cstring>
+#include <limits>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include "io/bundle.h"
@@ -72,7 +75,7 @@ class TestBundle : public QObject {
     QCOMPARE(Engine::load(params_for(fresh_bundle("class")))->info().classes.size(), std::size_t(10));
   }
 
-  void missing_manifest() { EXPECT_ERROR(Engine::load(params_for(tmp_.path().toStdString() + "/none")), "cannot open"); }
+  void missing_manifest() { EXPECT_ERROR(Engine::load(params_for(tmp_.path().toStdString() + "/none")), "cannot read manifest"); }
 
   void missing_tensor() {
     const std::string dir = fresh_bundle();
@@ -172,6 +175,60 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "prompt_guide: a text of 500 characters (at most 400)");
     edit_manifest(dir, [](auto& j) { j["prompt_guide"].erase("grammar"); });
     EXPECT_ERROR(Engine::load(params_for(dir)), "missing field 'grammar'");
+  }
+
+  // Hostile manifests and weights: grids that overflow or would start a million-token run, a weights path out of
+  // the bundle, NaN weights, a data section the header does not tile, repeated keys, and a FIFO for weights.
+  void hostile_bundles_are_refused_naming_the_problem() {
+    std::string dir = fresh_bundle();
+    edit_manifest(dir, [](auto& j) { j["image"]["grid"] = {4294967312ull, 16}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "field 'grid' must be an array of integers, each at most 2147483647");
+    edit_manifest(dir, [](auto& j) { j["image"]["grid"] = {65536, 65536}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "each from 1 to 128 (the grid-side limit)");
+    edit_manifest(dir, [](auto& j) { j["image"]["grid"] = {1000, 1000}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "(the grid-side limit)");
+    dir = fresh_bundle();
+    edit_manifest(dir, [](auto& j) { j["target"]["weights"] = "../../../../etc/passwd"; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "'../../../../etc/passwd' (a 'weights' field) must be a file name inside the bundle folder");
+    edit_manifest(dir, [](auto& j) { j["target"]["weights"] = "/etc/passwd"; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "must be a file name inside the bundle folder");
+
+    dir = fresh_bundle();
+    edit_weights(dir + "/vq.safetensors", [](std::vector<TensorToWrite>& tensors) {
+      static std::vector<float> poisoned;
+      for (auto& t : tensors)
+        if (t.name == "decoder.conv_out.bias") {
+          poisoned.assign(t.nbytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
+          t.data = poisoned.data();
+        }
+    });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "vq.safetensors': tensor 'decoder.conv_out.bias' holds NaN or infinite values");
+
+    // A header length one byte short of where the data starts (two padding spaces inserted, the length counting
+    // one): every tensor would be read one byte early.
+    dir = fresh_bundle();
+    std::string bytes = read_bytes(dir + "/target.safetensors");
+    std::uint64_t header_length = 0;
+    std::memcpy(&header_length, bytes.data(), 8);
+    bytes.insert(8 + header_length, "  ");
+    ++header_length;
+    std::memcpy(bytes.data(), &header_length, 8);
+    write_bytes(dir + "/target.safetensors", bytes);
+    EXPECT_ERROR(Engine::load(params_for(dir)), "target.safetensors': the data section holds");
+    // Repeated keys in a header or manifest: refused, not "the last wins".
+    dir = fresh_bundle();
+    std::string manifest = read_bytes(dir + "/speculum.json");
+    manifest.insert(manifest.find('{') + 1, "\"name\": \"first\", ");
+    write_bytes(dir + "/speculum.json", manifest);
+    EXPECT_ERROR(Engine::load(params_for(dir)), "the key 'name' appears twice in one object");
+    // A FIFO where the weights should be: refused at once instead of blocking in open().
+    dir = fresh_bundle();
+    std::filesystem::remove(dir + "/vq.safetensors");
+    QCOMPARE(::mkfifo((dir + "/vq.safetensors").c_str(), 0600), 0);
+    EXPECT_ERROR(Engine::load(params_for(dir)), "refusing to read weights '" + dir + "/vq.safetensors': it is a FIFO");
+    std::filesystem::remove(dir + "/speculum.json");
+    std::filesystem::create_symlink("/dev/zero", dir + "/speculum.json");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "refusing to read manifest");
   }
 
   void low_res_drafter_grid_and_tensors_are_checked() {

@@ -80,7 +80,7 @@ class TestSafetensors : public QObject {
   }
 
   void too_short() { expect_open_error("abc", "too short"); }
-  void missing_file() { EXPECT_ERROR(SafetensorsFile::open(path("nope.safetensors")), "cannot open"); }
+  void missing_file() { EXPECT_ERROR(SafetensorsFile::open(path("nope.safetensors")), "cannot read weights"); }
 
   void header_length_past_end() {
     std::string bytes = with_header("{}", "");

@@ -1,5 +1,6 @@
 // Traces: every event type survives JSON lines; bad lines name file and line; the grid-state fold and
 // the metrics follow the event semantics.
+#include <sys/stat.h>
 #include "trace/grid_state.h"
 #include "trace/metrics.h"
 #include "trace/timeline.h"
@@ -82,15 +83,58 @@ class TestTrace : public QObject {
 
   void bad_lines_name_the_line() {
     const std::string path = dir_.path().toStdString() + "/bad.jsonl";
-    test::write_bytes(path, event_to_json_line(sample_events()[1]) + "\n{\"type\":\"Warp\"}\n");
+    test::write_bytes(path, event_to_json_line(sample_events()[0]) + "\n{\"type\":\"Warp\"}\n");
     EXPECT_ERROR(read_trace(path), "bad.jsonl:2: unknown event type 'Warp' (allowed: RunBegin");
     test::write_bytes(path, "{\"type\":\"Commit\",\"step\":1}\n");
     EXPECT_ERROR(read_trace(path), "bad.jsonl:1: event 'Commit'");
     test::write_bytes(path, "not json\n");
-    EXPECT_ERROR(read_trace(path), "bad.jsonl:1: not valid JSON");
+    EXPECT_ERROR(read_trace(path), "bad.jsonl:1: the line: not valid UTF-8 JSON");
     test::write_bytes(path, R"({"type":"Verify","step":0,"round":0,"cells":[[0,0]],"tokens":[1],"p_of_token":[],)"
                             R"("q_of_token":[],"ratio":[],"u":[],"pooled_p":[],"decisions":["MAYBE"]})" "\n");
     EXPECT_ERROR(read_trace(path), "unknown decision 'MAYBE'");
+  }
+
+  // Damaged or hostile traces get an error naming the line: deep nesting, endless or huge labels, counts that
+  // would make the charts lay out millions of ticks, cells and lists that do not fit the run, no RunBegin,
+  // repeated keys; and only regular files are read (a FIFO would block, /dev/zero never ends).
+  void hostile_traces_are_refused_before_they_cost_anything() {
+    const std::string path = dir_.path().toStdString() + "/hostile.jsonl";
+    const std::string begin = event_to_json_line(sample_events()[0]) + "\n";  // a 2x3 grid, vocabulary 1024
+    const auto refused = [&](const std::string& body, const char* message) {
+      test::write_bytes(path, body);
+      EXPECT_ERROR(read_trace(path), message);
+    };
+    refused(event_to_json_line(sample_events()[1]) + "\n", "hostile.jsonl:1: a trace starts with RunBegin, this line is StepBegin");
+    refused(begin + R"({"type":"Frontier","step":0,"cells":)" + std::string(100000, '[') + std::string(100000, ']') + "}\n",
+            "hostile.jsonl:2: the line: JSON nests deeper than 6 levels");
+    refused(begin + R"({"type":"Frontier","step":0,"cells":[[0,0,0]]})" "\n", "a cell must be [row, col], got an array of 3");
+    RunBegin long_label = std::get<RunBegin>(sample_events()[0]);
+    long_label.method = std::string(1000000, 'm');
+    refused(event_to_json_line(long_label) + "\n", "hostile.jsonl:1: field 'method' holds 1000000 characters (the label limit is 256)");
+    refused(begin + event_to_json_line(StepEnd{0, 2147483647, 1, 1.0, 1.0, 1.0}) + "\n",
+            "hostile.jsonl:2: field 'committed_cells' is 2147483647 (allowed: 0 to 6)");
+    refused(begin + event_to_json_line(StepEnd{0, 1, 100000, 1.0, 1.0, 1.0}) + "\n", "field 'fwd_passes_step' is 100000 (allowed: 0 to 65536)");
+    refused(begin + event_to_json_line(Commit{0, {{5, 0}}, {1}, {0.5f}, 0, 1}) + "\n", "hostile.jsonl:2: cell (5, 0) is outside the 2x3 grid");
+    refused(begin + event_to_json_line(Commit{0, {{0, 0}}, {5000}, {0.5f}, 0, 1}) + "\n", "token 5000 is outside the 1024-code vocabulary");
+    refused(begin + event_to_json_line(Commit{0, {{0, 0}, {0, 1}}, {1}, {0.5f}, 0, 1}) + "\n", "field 'tokens' holds 1 values for 2 cells");
+    refused(begin + R"({"type":"KVRollback","step":0,"to_len":1,"to_len":2})" "\n", "the key 'to_len' appears twice in one object");
+    refused(begin + begin, "hostile.jsonl:2: a second RunBegin");
+    RunBegin huge_grid = std::get<RunBegin>(sample_events()[0]);
+    huge_grid.grid_rows = 100000;
+    refused(event_to_json_line(huge_grid) + "\n", "field 'grid_rows' is 100000 (allowed: 0 to 128)");
+    // Not regular files: refused without opening them.
+    EXPECT_ERROR(read_trace("/dev/zero"), "refusing to read trace '/dev/zero': it is a device");
+    const std::string fifo = dir_.path().toStdString() + "/fifo.jsonl";
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_ERROR(read_trace(fifo), "it is a FIFO");
+    EXPECT_ERROR(read_trace(dir_.path().toStdString()), "it is a folder");
+    // The sample trace still reads, line for line.
+    test::write_bytes(path, [] {
+      std::string text;
+      for (const Event& e : sample_events()) text += event_to_json_line(e) + "\n";
+      return text;
+    }());
+    QCOMPARE(read_trace(path).size(), sample_events().size());
   }
 
   void grid_state_follows_the_cell_state_machine() {

@@ -38,6 +38,8 @@
 
 #include "canvas_widget.h"
 #include "cell_panel.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 #include "history_panel.h"
 #include "xy_plot.h"
 #include "common/png_export.h"
@@ -731,6 +733,12 @@ bool MainWindow::save_trace(const QString& path) {
 }
 
 bool MainWindow::open_file(const QString& path) {
+  try {  // a FIFO would block the window for ever, a device never ends, a huge file fills the memory
+    check_input_file(path.toStdString(), limits::kMaxTraceBytes, "file");
+  } catch (const std::exception& e) {
+    report(QString("Could not open %1: %2").arg(path, e.what()));
+    return false;
+  }
   if (path.endsWith(".json", Qt::CaseInsensitive)) {  // a bench or sweep result, shown beside the comparison; runs go on
     try {
       comparison_->open_result(path);

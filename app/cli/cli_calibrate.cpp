@@ -43,7 +43,7 @@ void add_calibrate_command(CLI::App& app) {
                 "Never relax where the target's top probability exceeds this")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes from this seed on")
+  c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes from this seed on")->check(whole_number_check())
       ->capture_default_str();
   c->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
   c->add_flag("--dry-run", a->dry_run, "Print the bounds without writing them");

@@ -81,7 +81,7 @@ void add_data_commands(CLI::App& app) {
   CLI::App* s = data_cmd->add_subcommand("shapes", "Seeded shapes scenes with captions (PNG + captions.jsonl)");
   s->add_option("--out", shapes->out, "Output folder")->required();
   s->add_option("--count", shapes->count, "Number of images")->check(CLI::Range(1, 10000000))->capture_default_str();
-  s->add_option("--seed", shapes->seed, "First scene seed (scene i uses seed + i)")->capture_default_str();
+  s->add_option("--seed", shapes->seed, "First scene seed (scene i uses seed + i)")->check(whole_number_check())->capture_default_str();
   s->final_callback([shapes] {
     const int rc = run_reporting_errors([&] {
       std::filesystem::create_directories(shapes->out);
@@ -116,7 +116,7 @@ void add_data_commands(CLI::App& app) {
   c->add_option("image", check->image, "Image file (PNG)");
   c->add_option("--ground-truth", check->ground_truth, "Instead: score the checker on N rendered scenes")
       ->check(CLI::Range(1, 10000000));
-  c->add_option("--seed", check->seed, "First scene seed for --ground-truth")->capture_default_str();
+  c->add_option("--seed", check->seed, "First scene seed for --ground-truth")->check(whole_number_check())->capture_default_str();
   c->add_option("--through-tokenizer", check->through_tokenizer,
                 "With --ground-truth: score each scene after encoding and decoding it with this bundle's tokenizer");
   c->final_callback([check] {

@@ -43,7 +43,7 @@ void add_entropy_command(CLI::App& app) {
   c->add_option("--bundle", a->bundle, "Model bundle (default: the embedded one)");
   c->add_option("--held-out", a->held_out, "Held-out corpus from `train tokenize` (shapes rows first)")->required();
   c->add_option("--count", a->count, "Shapes images to use (the corpus's first rows)")->check(CLI::Range(1, 100000))->capture_default_str();
-  c->add_option("--scene-seed", a->scene_seed, "Scene seed of the corpus's first row (train tokenize --seed)")->capture_default_str();
+  c->add_option("--scene-seed", a->scene_seed, "Scene seed of the corpus's first row (train tokenize --seed)")->check(whole_number_check())->capture_default_str();
   c->add_option("--flat-below", a->flat_below, "A cell is flat when its patch's pixel std (0-255) is below this")->capture_default_str();
   c->add_option("--textured-above", a->textured_above, "... and textured when above this")->capture_default_str();
   c->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();

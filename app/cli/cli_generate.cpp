@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/cli_options.h"
+#include "common/process_setup.h"
 #include "io/atomic_file.h"
 #include "common/image_output.h"
 #include "trace/trace_io.h"
@@ -24,6 +25,7 @@ void add_generate_command(CLI::App& app) {
   c->add_option("--trace", state->trace, "Write the event trace as JSON lines");
   c->final_callback([state] {
     const int rc = run_reporting_errors([&] {
+      const std::atomic<bool>* interrupted = app::interrupt_flag();  // before any partial file exists
       check_replaceable(state->out);  // before the run: a device or FIFO there is refused, not replaced
       const auto engine = Engine::load(state->engine.resolved());
       const GenerateParams params = state->request.resolved(engine->info());
@@ -31,14 +33,16 @@ void add_generate_command(CLI::App& app) {
       if (!state->trace.empty()) trace = std::make_unique<TraceWriter>(state->trace);
       Callbacks callbacks;
       if (trace) callbacks.event = [&](const Event& e) { trace->write(e); };
-      const GenerateResult result = engine->generate(params, callbacks);
-      if (trace) trace->finish();
+      const GenerateResult result = engine->generate(params, callbacks, interrupted);
+      if (result.cancelled) throw Error("interrupted: nothing written");  // the trace's partial file goes with it
       const RunMetrics& m = result.metrics;
+      // The image first: should it fail, the trace is not finished either (its partial file is removed).
       app::write_generated_image(state->out, result.image,
                      {{app::kParametersKey, params.to_json()},
                       {"speculum:bundle", engine->info().name},
                       {"speculum:metrics", "nfe=" + std::to_string(m.nfe) + " tokens=" + std::to_string(m.tokens) +
                                                " wall_ms=" + std::to_string(m.wall_ms)}});
+      if (trace) trace->finish();
       std::cout << "wrote " << state->out << " (" << result.image.width << "x" << result.image.height << ", "
                 << m.tokens << " tokens, NFE " << m.nfe << ", tau " << m.mean_accepted_length() << ", "
                 << static_cast<int>(m.wall_ms) << " ms)\n";

@@ -16,7 +16,7 @@ void add_init_random_command(CLI::App& app) {
   c->add_option("--heads", p->n_head, "Override the head count")->check(CLI::Range(1, 256));
   c->add_option("--grid", p->grid, "Override the token grid side")->check(CLI::Range(1, 128));
   c->add_option("--vocab", p->vocab, "Override the image vocabulary (codebook) size")->check(CLI::Range(2, 1 << 20));
-  c->add_option("--seed", p->seed, "Weight seed")->capture_default_str();
+  c->add_option("--seed", p->seed, "Weight seed")->check(whole_number_check())->capture_default_str();
   c->add_flag("--fp16", p->fp16, "Store weights as F16");
   c->add_flag("--drafters,!--no-drafters", p->drafters,
               "Also random eagle and lisa drafters, soft-verification bounds and SSD heads (every method runs)")->capture_default_str();

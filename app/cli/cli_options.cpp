@@ -1,5 +1,6 @@
 #include "cli/cli_options.h"
 
+#include <charconv>
 #include <iostream>
 #include <thread>
 
@@ -29,10 +30,10 @@ std::array<CLI::Option*, 4> add_sampling_options(CLI::App& c, SamplingParams& s,
 
 void RequestFlags::add_to(CLI::App& c, bool with_method) {
   c.add_option("--prompt", params.prompt, "Caption (text bundles) or class name (class bundles)");
-  c.add_option("--class", params.class_id, "Class id (class bundles)")->check(CLI::NonNegativeNumber);
+  c.add_option("--class", params.class_id, "Class id (class bundles)")->check(CLI::Range(0, 1 << 20));
   sampling_options_ = add_sampling_options(c, params.sampling, "default: the bundle's");
   if (with_method) {
-    c.add_option("--seed", params.seed, "Random seed")->capture_default_str();
+    c.add_option("--seed", params.seed, "Random seed")->check(whole_number_check())->capture_default_str();
     c.add_option("--method", params.method, "Decoding method (see `speculum-cli methods`)")->capture_default_str();
   }
   c.add_option("--opt", method_options, "Method parameter NAME=VALUE (repeatable)");
@@ -61,14 +62,31 @@ GenerateParams RequestFlags::resolved(const ModelInfo& model) const {
   return p;
 }
 
+CLI::Validator whole_number_check() {
+  // CLI11 turns "-1", "1e23" and "2^64" into some 64-bit value silently; a seed is digits, 0 .. 2^64 - 1.
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || error != std::errc() || end != text.data() + text.size())
+          return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+        return {};
+      },
+      "UINT64");
+}
+
 int run_reporting_errors(const std::function<void()>& body) {
   try {
     body();
     return 0;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory: the request or a file needs more memory than this machine has\n";
   } catch (const std::exception& e) {
-    std::cerr << "error: unexpected failure: " << e.what() << "\n";
+    // LibTorch's messages carry a stack of C++ frames after their first line: the first line is the message.
+    const std::string what = e.what();
+    std::cerr << "error: unexpected failure: " << what.substr(0, what.find('\n')) << "\n";
   }
   return 1;
 }

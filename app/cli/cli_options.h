@@ -32,6 +32,9 @@ struct RequestFlags {
   std::array<CLI::Option*, 4> sampling_options_{};
 };
 
+// Accepts exactly the digits of a value from 0 to 2^64 - 1 (for --seed and the like).
+CLI::Validator whole_number_check();
+
 // Runs a subcommand body, turning speculum::Error into "error: ..." and exit code 1.
 int run_reporting_errors(const std::function<void()>& body);
 

@@ -84,7 +84,7 @@ CLI::App* add_train_commands(CLI::App& app) {
   target->add_option("--lr", g->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
   target->add_option("--warmup", g->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
   target->add_option("--batch", g->params.batch, "Sequences per step")->capture_default_str();
-  target->add_option("--seed", g->params.seed, "Seed")->capture_default_str();
+  target->add_option("--seed", g->params.seed, "Seed")->check(whole_number_check())->capture_default_str();
   target->add_option("--threads", g->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*target, g->device);
   target->add_option("--checkpoint-every", g->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
@@ -213,7 +213,7 @@ CLI::App* add_train_commands(CLI::App& app) {
   samples->add_option("--bundle", sa->bundle, "Bundle")->required();
   samples->add_option("--out", sa->out, "Corpus file (.safetensors)")->required();
   samples->add_option("--count", sa->count, "Images")->check(CLI::Range(1, 1000000))->capture_default_str();
-  samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes from this seed on")->capture_default_str();
+  samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes from this seed on")->check(whole_number_check())->capture_default_str();
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*samples, sa->device);
   samples->final_callback([sa] {

@@ -51,7 +51,7 @@ void add_image_training_commands(CLI::App& train) {
   vq->add_option("--ch", a->config.ch, "Base channels")->capture_default_str();
   vq->add_option("--norm-groups", a->config.norm_groups, "GroupNorm groups (must divide every channel count)")->capture_default_str();
   vq->add_option("--held-out", a->held_out, "Held-out shapes images for PSNR")->capture_default_str();
-  vq->add_option("--seed", a->params.seed, "Seed (weights and data)")->capture_default_str();
+  vq->add_option("--seed", a->params.seed, "Seed (weights and data)")->check(whole_number_check())->capture_default_str();
   vq->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
   vq->add_option("--emoji", a->emoji, "Emoji folder (speculum-cli data emoji): half of each batch, and a held-out PSNR");
   vq->add_option("--checkpoint-every", a->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
@@ -97,7 +97,7 @@ void add_image_training_commands(CLI::App& train) {
   tok->add_option("--vq", t->vq, "VQ run folder (tokenizer.json, vq.safetensors)")->required();
   tok->add_option("--out", t->out, "Corpus file (.safetensors)")->required();
   tok->add_option("--count", t->count, "Scenes")->capture_default_str();
-  tok->add_option("--seed", t->seed, "First scene seed")->capture_default_str();
+  tok->add_option("--seed", t->seed, "First scene seed")->check(whole_number_check())->capture_default_str();
   tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
   tok->add_flag("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
   // MuLo-SD's low-resolution drafter learns the same scenes at half the grid (docs/methods.md).

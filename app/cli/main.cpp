@@ -42,7 +42,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints help, or the usage problem
+    // A command's own failure keeps its code (1); a usage error is 2, as the README says.
+    if (dynamic_cast<const CLI::RuntimeError*>(&e)) return rc;
+    return rc == 0 ? 0 : 2;
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "common/process_setup.h"
 
+#include <csignal>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +12,28 @@ void ensure_passive_openmp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY")) return;
   ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   ::execv("/proc/self/exe", argv);  // returns only on failure; then we run on with the default policy
+}
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);  // so that the handler may store to it
+
+extern "C" void on_interrupt(int signal_number) {
+  interrupted.store(true);
+  std::signal(signal_number, SIG_DFL);  // the next one is not caught
+}
+
+}  // namespace
+
+const std::atomic<bool>* interrupt_flag() {
+  static const bool installed = [] {
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    return true;
+  }();
+  (void)installed;
+  return &interrupted;
 }
 
 }  // namespace speculum::app

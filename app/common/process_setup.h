@@ -1,11 +1,17 @@
 // Process-level settings both programs need before LibTorch does any work.
 #pragma once
 
+#include <atomic>
+
 namespace speculum::app {
 
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded (before main). Spinning OpenMP workers turn a
 // 2 ms forward into 250 ms when the GUI or another process shares the cores (env-probe.md §4), so if
 // the variable is unset we set it to PASSIVE and re-execute ourselves once.
 void ensure_passive_openmp(char** argv);
+
+// Ctrl-C (SIGINT) or SIGTERM sets the returned flag, which a running generation polls as its cancel flag, so
+// the command stops within one step and removes its partial outputs; a second signal ends the process at once.
+const std::atomic<bool>* interrupt_flag();
 
 }  // namespace speculum::app

@@ -1,5 +1,7 @@
 #include "eval/prompt_checker.h"
 
+#include <cstring>
+#include <fstream>
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -8,6 +10,8 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::eval {
 namespace {
@@ -237,6 +241,19 @@ std::vector<DetectedObject> detect_objects(const cv::Mat& input, BackgroundColor
 }
 
 cv::Mat read_rgb_image(const std::string& path) {
+  check_input_file(path, 256u << 20, "image");  // not a FIFO or device, at most 256 MiB
+  // The size before decoding: a PNG's IHDR says it, and a 30000x30000 image must not cost 5 GB to refuse.
+  std::ifstream head(path, std::ios::binary);
+  unsigned char bytes[24] = {};
+  head.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  if (head.gcount() == 24 && std::memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0) {
+    const auto be32 = [&](int at) { return (std::uint64_t(bytes[at]) << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]; };
+    const std::uint64_t width = be32(16), height = be32(20);
+    if (width > static_cast<std::uint64_t>(limits::kMaxImageSide) || height > static_cast<std::uint64_t>(limits::kMaxImageSide) ||
+        width * height > limits::kMaxImagePixels)
+      throw Error("image '" + path + "' is " + std::to_string(width) + "x" + std::to_string(height) + " pixels; the limit is " +
+                  std::to_string(limits::kMaxImageSide) + " a side and " + std::to_string(limits::kMaxImagePixels) + " pixels");
+  }
   const cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
   if (bgr.empty()) throw Error("cannot read image '" + path + "' (missing, or not PNG/JPEG/BMP)");
   cv::Mat rgb;

@@ -10,21 +10,26 @@
 #include "error.h"
 #include "io/atomic_file.h"
 #include "io/json_fields.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 #include "io/sampling_fields.h"
 #include "io/safetensors.h"
 
 namespace speculum {
 namespace {
 
-constexpr std::size_t kMaxManifestBytes = 16u << 20;
+// A weights file named by the manifest: a plain file name inside the bundle folder, never a path out of it.
+std::string bundle_file(const JsonFields& section, const std::string& key, const std::string& manifest) {
+  const std::string name = section.string(key);
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+    throw Error(manifest + ": '" + short_text(name) + "' (a '" + key + "' field) must be a file name inside the bundle folder");
+  return name;
+}
 
 std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  const auto size = static_cast<std::size_t>(check_input_file(path, max_bytes, "manifest"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open '" + path + "' (is this a Speculum bundle folder?)");
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::size_t>(in.tellg());
-  if (size > max_bytes) throw Error("'" + path + "' is " + std::to_string(size) + " bytes; a manifest is at most 16 MiB");
-  in.seekg(0);
   std::string text(size, '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
   return text;
@@ -53,7 +58,7 @@ nlohmann::json tokenizer_section(const VqConfig& vq, const std::string& weights)
 
 BundleManifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
-  const nlohmann::json doc = parse_untrusted_json(read_text_file(path, kMaxManifestBytes), path, 16);
+  const nlohmann::json doc = parse_untrusted_json(read_text_file(path, limits::kMaxManifestBytes), path, limits::kMaxManifestDepth);
   const JsonFields root(doc, path);
   BundleManifest m;
   m.dir = dir;
@@ -65,12 +70,13 @@ BundleManifest read_manifest(const std::string& dir) {
   const JsonFields image = root.object("image");
   m.image_size = image.integer("size");
   const std::vector<int> grid = image.integers("grid");
-  if (grid.size() != 2 || grid[0] <= 0 || grid[1] <= 0)
-    throw Error(path + ": field 'image.grid' must be [rows, cols] with positive entries");
+  if (grid.size() != 2 || grid[0] <= 0 || grid[1] <= 0 || grid[0] > limits::kMaxGridSide || grid[1] > limits::kMaxGridSide)
+    throw Error(path + ": field 'image.grid' must be [rows, cols], each from 1 to " + std::to_string(limits::kMaxGridSide) +
+                " (the grid-side limit)");
 
   m.tokenizer = read_tokenizer_section(root.object("tokenizer"));
   const VqConfig& vq = m.tokenizer;
-  m.tokenizer_weights = root.object("tokenizer").string("weights");
+  m.tokenizer_weights = bundle_file(root.object("tokenizer"), "weights", path);
 
   const JsonFields tgt = root.object("target");
   GptConfig& g = m.target;
@@ -84,7 +90,7 @@ BundleManifest read_manifest(const std::string& dir) {
   g.image_positions = tgt.boolean("image_positions", false);
   g.grid_rows = grid[0];
   g.grid_cols = grid[1];
-  m.target_weights = tgt.string("weights");
+  m.target_weights = bundle_file(tgt, "weights", path);
 
   const JsonFields cond = root.object("condition");
   const std::string kind = cond.string("kind");
@@ -97,6 +103,9 @@ BundleManifest read_manifest(const std::string& dir) {
   } else if (kind == "text") {
     g.condition = ConditionKind::Text;
     m.text_vocab = cond.strings("vocab");
+    if (m.text_vocab.size() > static_cast<std::size_t>(limits::kMaxVocab))
+      throw Error(path + ": condition.vocab holds " + std::to_string(m.text_vocab.size()) + " words (the vocabulary limit is " +
+                  std::to_string(limits::kMaxVocab) + ")");
     g.text_vocab_size = static_cast<int>(m.text_vocab.size());
     g.cls_token_num = cond.integer("max_words");
     g.caption_dim = tgt.integer("caption_dim");
@@ -110,7 +119,7 @@ BundleManifest read_manifest(const std::string& dir) {
       if (std::find(kDrafterNames.begin(), kDrafterNames.end(), name) == kDrafterNames.end())
         throw Error(path + ": drafters: unknown drafter '" + name + "' (allowed: eagle, lisa)");
       const JsonFields d = drafters.object(name);
-      m.drafters[name] = {d.string("weights"), d.string("objective")};
+      m.drafters[name] = {bundle_file(d, "weights", path), d.string("objective")};
       if (m.drafters[name].objective != "eagle" && m.drafters[name].objective != "lisa")
         throw Error(path + ": drafters." + name + ".objective is '" + m.drafters[name].objective + "' (allowed: eagle, lisa)");
     }
@@ -133,7 +142,7 @@ BundleManifest read_manifest(const std::string& dir) {
   }
   if (root.has("ssd_heads")) {
     const JsonFields h = root.object("ssd_heads");
-    m.ssd_heads = SpatialHeadsEntry{h.string("weights"), h.integer("horizontal"), h.integer("vertical")};
+    m.ssd_heads = SpatialHeadsEntry{bundle_file(h, "weights", path), h.integer("horizontal"), h.integer("vertical")};
     if (m.ssd_heads->horizontal < 1 || m.ssd_heads->horizontal > kMaxHorizontalHeads)
       throw Error(path + ": ssd_heads.horizontal is " + std::to_string(m.ssd_heads->horizontal) + " (allowed: 1.." +
                   std::to_string(kMaxHorizontalHeads) + ")");
@@ -145,7 +154,7 @@ BundleManifest read_manifest(const std::string& dir) {
     const JsonFields d = root.object("low_res_drafter");
     const std::vector<int> low_grid = d.integers("grid");
     if (low_grid.size() != 2) throw Error(path + ": field 'low_res_drafter.grid' must be [rows, cols]");
-    m.low_res_drafter = LowResDrafterEntry{d.string("weights"), low_grid[0], low_grid[1]};
+    m.low_res_drafter = LowResDrafterEntry{bundle_file(d, "weights", path), low_grid[0], low_grid[1]};
     const bool divides = low_grid[0] > 0 && low_grid[1] > 0 && grid[0] % low_grid[0] == 0 &&
                          grid[0] / low_grid[0] == grid[1] / low_grid[1] && grid[1] % low_grid[1] == 0;
     if (!divides || std::find(kLowResFactors.begin(), kLowResFactors.end(), grid[0] / low_grid[0]) == kLowResFactors.end())
@@ -186,6 +195,9 @@ BundleManifest read_manifest(const std::string& dir) {
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
+  if (g.vocab_size < 1 || g.vocab_size > limits::kMaxVocab)
+    throw Error(path + ": target.vocab_size " + std::to_string(g.vocab_size) + " is outside 1 .. " + std::to_string(limits::kMaxVocab) +
+                " (the vocabulary limit)");
   if (g.vocab_size != vq.codebook_size)
     throw Error(path + ": target.vocab_size " + std::to_string(g.vocab_size) +
                 " differs from tokenizer.codebook_size " + std::to_string(vq.codebook_size));

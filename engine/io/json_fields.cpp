@@ -1,7 +1,9 @@
 #include "io/json_fields.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <set>
 
 #include "error.h"
 
@@ -32,11 +34,24 @@ int json_depth(const std::string& text) {
 nlohmann::json parse_untrusted_json(const std::string& text, const std::string& what, int max_depth) {
   if (json_depth(text) > max_depth)
     throw Error(what + ": JSON nests deeper than " + std::to_string(max_depth) + " levels");
+  // Keys seen in each open object: a repeated key is refused (nlohmann would keep the last one silently).
+  std::vector<std::set<std::string>> keys;
+  const auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      throw Error(what + ": the key '" + short_text(parsed.get<std::string>()) + "' appears twice in one object");
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, on_event);
   } catch (const nlohmann::json::exception& e) {
     throw Error(what + ": not valid UTF-8 JSON: " + e.what());
   }
+}
+
+std::string short_text(const std::string& text, std::size_t max_chars) {
+  return text.size() <= max_chars ? text : text.substr(0, max_chars) + "… (" + std::to_string(text.size()) + " characters)";
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string where)
@@ -50,14 +65,24 @@ const nlohmann::json& JsonFields::field(const std::string& key) const {
 }
 
 void JsonFields::fail(const std::string& key, const std::string& expected) const {
-  throw Error(where_ + ": field '" + key + "' must be " + expected + ", got " + object_[key].dump());
+  throw Error(where_ + ": field '" + key + "' must be " + expected + ", got " + short_text(object_[key].dump()));
 }
+
+namespace {
+
+// An integer JSON value that fits an int (unsigned values above 2^63 read as negative through get<long long>).
+bool fits_int(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  return v.is_number_integer() && v.get<std::int64_t>() >= std::numeric_limits<int>::min() &&
+         v.get<std::int64_t>() <= std::numeric_limits<int>::max();
+}
+
+}  // namespace
 
 int JsonFields::integer(const std::string& key) const {
   const auto& v = field(key);
-  if (!v.is_number_integer() || v.get<long long>() < std::numeric_limits<int>::min() ||
-      v.get<long long>() > std::numeric_limits<int>::max())
-    fail(key, "an integer");
+  if (!fits_int(v)) fail(key, "an integer from " + std::to_string(std::numeric_limits<int>::min()) + " to " +
+                                  std::to_string(std::numeric_limits<int>::max()));
   return v.get<int>();
 }
 
@@ -87,7 +112,7 @@ std::vector<int> JsonFields::integers(const std::string& key) const {
   if (!v.is_array()) fail(key, "an array of integers");
   std::vector<int> out;
   for (const auto& e : v) {
-    if (!e.is_number_integer()) fail(key, "an array of integers");
+    if (!fits_int(e)) fail(key, "an array of integers, each at most " + std::to_string(std::numeric_limits<int>::max()));
     out.push_back(e.get<int>());
   }
   return out;

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "io/input_file.h"
 #include "io/json_fields.h"
 
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
@@ -110,6 +112,7 @@ std::string shape_to_string(const std::vector<std::int64_t>& shape) {
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   SafetensorsFile f;
   f.path_ = path;
+  check_input_file(path, std::numeric_limits<std::uint64_t>::max(), "weights");  // a FIFO would block in open()
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -162,6 +165,18 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     for (std::size_t i = 1; i < by_offset.size(); ++i)
       if (by_offset[i]->begin < by_offset[i - 1]->end && by_offset[i]->nbytes() > 0)
         throw Error("tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap");
+    // The tensors tile the data section exactly (as the format requires): a gap or a tail means the header length
+    // or an offset is wrong, and every tensor after it would be read shifted.
+    std::uint64_t covered = 0;
+    for (const TensorInfo* t : by_offset) {
+      if (t->begin > covered)
+        throw Error("data bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) +
+                    ") belong to no tensor (before '" + t->name + "'): a wrong header length or data offset");
+      covered = std::max(covered, t->end);
+    }
+    if (covered != data_size)
+      throw Error("the data section holds " + std::to_string(data_size) + " bytes but the tensors cover " + std::to_string(covered) +
+                  ": a wrong header length or data offset");
     std::sort(f.tensors_.begin(), f.tensors_.end(), [](auto& a, auto& b) { return a.name < b.name; });
   } catch (const Error& e) {
     throw Error("'" + path + "': " + e.what());

@@ -48,7 +48,10 @@ TensorMap load_tensors(const SafetensorsFile& file, const std::vector<TensorSpec
     // from_blob borrows the mapping; the conversion copies, so the map may be closed afterwards.
     const at::Tensor view = at::from_blob(const_cast<std::uint8_t*>(file.data(*info)), info->shape,
                                           at::TensorOptions().dtype(to_scalar_type(info->dtype)));
-    out[spec.name] = view.to(device, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    at::Tensor weights = view.to(device, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    if (!at::isfinite(weights).all().item<bool>())  // silent garbage otherwise: NaN images, "no mass to sample"
+      throw Error("'" + file.path() + "': tensor '" + spec.name + "' holds NaN or infinite values");
+    out[spec.name] = std::move(weights);
   }
   return out;
 }

@@ -3,16 +3,23 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "io/json_fields.h"
+#include "io/limits.h"
 
 namespace speculum {
 
 void to_json(nlohmann::json& j, const Cell& c) { j = nlohmann::json::array({c.row, c.col}); }
 void from_json(const nlohmann::json& j, Cell& c) {
-  if (!j.is_array() || j.size() != 2) throw Error("a cell must be [row, col], got " + j.dump());
+  // The bad value is named by its type, never dumped: it may be huge.
+  if (!j.is_array() || j.size() != 2 || !j[0].is_number_integer() || !j[1].is_number_integer())
+    throw Error(std::string("a cell must be [row, col], got ") + (j.is_array() ? "an array of " + std::to_string(j.size()) : j.type_name()));
   c.row = j[0].get<int>();
   c.col = j[1].get<int>();
 }
@@ -98,15 +105,10 @@ std::string event_to_json_line(const Event& event) {
 }
 
 Event event_from_json_line(const std::string& line) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = parse_untrusted_json(line, "the line", limits::kMaxTraceLineDepth);
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
     throw Error("an event must be a JSON object with a string field 'type'");
-  const auto type = j["type"].get<std::string>();
+  const auto type = short_text(j["type"].get<std::string>());
   for (std::size_t i = 0; i < std::size(kTypeNames); ++i) {
     if (type != kTypeNames[i]) continue;
     try {
@@ -152,15 +154,138 @@ void TraceWriter::finish() {
   replace_with(partial_path_, path_);
 }
 
+namespace {
+
+// What a trace may hold, checked line by line against its RunBegin, so that a damaged or hostile file gets an
+// error naming the line instead of a crash, a hang or a window that grows without bound.
+class TraceChecker {
+ public:
+  void check(const Event& event) {
+    if (!begun_ && !std::holds_alternative<RunBegin>(event))
+      throw Error(std::string("a trace starts with RunBegin, this line is ") + event_type_name(event));
+    std::visit([this](const auto& e) { check_event(e); }, event);
+  }
+
+ private:
+  static void label(const std::string& text, const char* field) {
+    if (text.size() > limits::kMaxLabelChars)
+      throw Error(std::string("field '") + field + "' holds " + std::to_string(text.size()) + " characters (the label limit is " +
+                  std::to_string(limits::kMaxLabelChars) + ")");
+  }
+  static void count(int value, int most, const char* field) {
+    if (value < 0 || value > most)
+      throw Error(std::string("field '") + field + "' is " + std::to_string(value) + " (allowed: 0 to " + std::to_string(most) + ")");
+  }
+  template <typename T>
+  static void same_length(const std::vector<T>& values, std::size_t cells, const char* field, bool optional = true) {
+    if ((optional && values.empty()) || values.size() == cells) return;
+    throw Error(std::string("field '") + field + "' holds " + std::to_string(values.size()) + " values for " + std::to_string(cells) + " cells");
+  }
+  void cells(const std::vector<Cell>& list, bool low_res = false) const {
+    const int r = low_res ? low_rows_ : rows_, c = low_res ? low_cols_ : cols_;
+    for (const Cell& cell : list)
+      if (cell.row < 0 || cell.row >= r || cell.col < 0 || cell.col >= c)
+        throw Error("cell (" + std::to_string(cell.row) + ", " + std::to_string(cell.col) + ") is outside the " + std::to_string(r) + "x" +
+                    std::to_string(c) + (low_res ? " low-resolution grid" : " grid"));
+  }
+  void tokens(const std::vector<int>& list, bool open_allowed) const {
+    for (int t : list)
+      if (t >= vocab_ || t < (open_allowed ? -1 : 0))
+        throw Error("token " + std::to_string(t) + " is outside the " + std::to_string(vocab_) + "-code vocabulary");
+  }
+
+  void check_event(const RunBegin& e) {
+    if (begun_) throw Error("a second RunBegin: one run per trace");
+    label(e.method, "method");
+    if (e.params_json.size() > limits::kMaxParamsJsonBytes) throw Error("field 'params_json' is larger than 1 MiB");
+    count(e.grid_rows, limits::kMaxGridSide, "grid_rows");
+    count(e.grid_cols, limits::kMaxGridSide, "grid_cols");
+    if (e.grid_rows == 0 || e.grid_cols == 0) throw Error("field 'grid_rows' / 'grid_cols' must be at least 1");
+    count(e.vocab_size, limits::kMaxVocab, "vocab_size");
+    if (e.vocab_size == 0) throw Error("field 'vocab_size' must be at least 1");
+    count(e.low_res_rows, e.grid_rows, "low_res_rows");
+    count(e.low_res_cols, e.grid_cols, "low_res_cols");
+    begun_ = true;
+    rows_ = e.grid_rows, cols_ = e.grid_cols, vocab_ = e.vocab_size, low_rows_ = e.low_res_rows, low_cols_ = e.low_res_cols;
+  }
+  void check_event(const StepBegin& e) { label(e.phase, "phase"); }
+  void check_event(const Draft& e) {
+    label(e.source, "source");
+    cells(e.cells, e.source.starts_with("low_res"));
+    same_length(e.tokens, e.cells.size(), "tokens", false);
+    same_length(e.q_of_token, e.cells.size(), "q_of_token");
+    same_length(e.tree_parent, e.cells.size(), "tree_parent");
+    same_length(e.tree_depth, e.cells.size(), "tree_depth");
+    tokens(e.tokens, false);
+  }
+  void check_event(const Frontier& e) { cells(e.cells); }
+  void check_event(const Verify& e) {
+    cells(e.cells);
+    same_length(e.tokens, e.cells.size(), "tokens", false);
+    same_length(e.decisions, e.cells.size(), "decisions", false);
+    for (const auto* values : {&e.p_of_token, &e.q_of_token, &e.ratio, &e.u, &e.pooled_p, &e.soft_delta, &e.soft_g, &e.soft_score})
+      same_length(*values, e.cells.size(), "p_of_token / q_of_token / ratio / u / pooled_p / soft_*");
+    same_length(e.nodes, e.cells.size(), "nodes");
+    tokens(e.tokens, false);
+  }
+  void check_event(const Resample& e) {
+    label(e.dist, "dist");
+    cells(e.cells);
+    same_length(e.old_tokens, e.cells.size(), "old_tokens", false);
+    same_length(e.new_tokens, e.cells.size(), "new_tokens", false);
+    same_length(e.p_of_token, e.cells.size(), "p_of_token");
+    tokens(e.old_tokens, true);
+    tokens(e.new_tokens, false);
+  }
+  void check_event(const Region& e) {
+    label(e.kind, "kind");
+    cells(e.cells);
+  }
+  void check_event(const Commit& e) {
+    cells(e.cells);
+    same_length(e.tokens, e.cells.size(), "tokens", false);
+    same_length(e.p_of_token, e.cells.size(), "p_of_token");
+    same_length(e.entropy, e.cells.size(), "entropy");
+    same_length(e.top_tokens, e.cells.size() * kTopCandidates, "top_tokens");
+    same_length(e.top_p, e.cells.size() * kTopCandidates, "top_p");
+    tokens(e.tokens, false);
+    tokens(e.top_tokens, true);
+  }
+  void check_event(const KVRollback&) {}
+  void check_event(const StepEnd& e) {
+    count(e.committed_cells, rows_ * cols_, "committed_cells");
+    count(e.fwd_passes_step, limits::kMaxStepPasses, "fwd_passes_step");
+  }
+  void check_event(const RunEnd& e) {
+    count(e.tokens, rows_ * cols_, "tokens");
+    count(e.nfe, std::numeric_limits<int>::max(), "nfe");
+  }
+
+  bool begun_ = false;
+  int rows_ = 0, cols_ = 0, vocab_ = 0, low_rows_ = 0, low_cols_ = 0;
+};
+
+}  // namespace
+
 std::vector<Event> read_trace(const std::string& path) {
+  check_input_file(path, limits::kMaxTraceBytes, "trace");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open trace '" + path + "'");
   std::vector<Event> events;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
+  TraceChecker checker;
+  // Lines are read into a buffer of the line limit: an endless line (a broken or hostile file) is refused, not held.
+  const std::unique_ptr<char[]> buffer(new char[limits::kMaxTraceLineBytes + 1]);
+  for (int number = 1; in; ++number) {
+    in.getline(buffer.get(), static_cast<std::streamsize>(limits::kMaxTraceLineBytes + 1));
+    if (in.fail() && !in.eof())
+      throw Error(path + ":" + std::to_string(number) + ": the line is longer than " + std::to_string(limits::kMaxTraceLineBytes) +
+                  " bytes (the trace line limit)");
+    const std::streamsize got = in.gcount();  // with the newline, when there was one
+    const std::size_t stored = static_cast<std::size_t>(in.eof() ? got : got - 1);
+    if (stored == 0) continue;
     try {
-      events.push_back(event_from_json_line(line));
+      events.push_back(event_from_json_line(std::string(buffer.get(), stored)));
+      checker.check(events.back());
     } catch (const Error& e) {
       throw Error(path + ":" + std::to_string(number) + ": " + e.what());
     }

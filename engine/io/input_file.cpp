@@ -1,0 +1,28 @@
+#include "io/input_file.h"
+
+#include <filesystem>
+
+#include "error.h"
+
+namespace speculum {
+
+std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows links: a link to a regular file is fine
+  if (ec || !std::filesystem::exists(status)) throw Error(std::string("cannot read ") + what + " '" + path + "': no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    const char* kind = std::filesystem::is_directory(status) ? "a folder"
+                       : std::filesystem::is_fifo(status)    ? "a FIFO"
+                       : std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ? "a device"
+                                                                                                              : "not a regular file";
+    throw Error(std::string("refusing to read ") + what + " '" + path + "': it is " + kind);
+  }
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(std::string("cannot read ") + what + " '" + path + "': " + ec.message());
+  if (size > max_bytes)
+    throw Error(std::string(what) + " '" + path + "' is " + std::to_string(size) + " bytes; the limit is " +
+                std::to_string(max_bytes));
+  return size;
+}
+
+}  // namespace speculum

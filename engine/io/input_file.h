@@ -1,0 +1,14 @@
+// Opening files from outside: only regular files are read (a FIFO would block forever in open(), a device
+// such as /dev/zero never ends), and only up to a size limit, checked before reading. Throws speculum::Error
+// naming the file, what it is, and the limit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace speculum {
+
+// The file's size; `what` names it in errors ("trace", "manifest", ...).
+std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what);
+
+}  // namespace speculum
