@@ -1,0 +1,118 @@
+// The malformed-inputs corpus (tests/malformed/, one small file per case, named after what is wrong) replayed
+// through the real readers: traces through read_trace and the studio window (offscreen), manifests through
+// Engine::load, safetensors through the weights loader, images through the checker's reader. Each must give a
+// speculum::Error naming the file or field (no crash, no other exception), within a time limit, and the corpus
+// folder must be exactly as before (nothing written, nothing destroyed).
+#include <QDir>
+#include <QDirIterator>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <filesystem>
+
+#include "eval/prompt_checker.h"
+#include "io/safetensors.h"
+#include "main_window.h"
+#include "models/tensor_io.h"
+#include "speculum.h"
+#include "test_helpers.h"
+#include "trace/trace_io.h"
+
+using namespace speculum;
+
+namespace {
+
+const QString kCorpus = QStringLiteral(SPECULUM_MALFORMED_CORPUS);
+
+QStringList corpus_listing() {
+  QStringList files;
+  QDirIterator it(kCorpus, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString file = it.next();
+    files << QDir(kCorpus).relativeFilePath(file) + " " + QString::number(QFileInfo(file).size());
+  }
+  files.sort();
+  return files;
+}
+
+}  // namespace
+
+class TestMalformed : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  QStringList listing_before_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    listing_before_ = corpus_listing();
+    QVERIFY(listing_before_.size() >= 40);
+  }
+
+  void every_case_gives_a_clean_error_data() {
+    QTest::addColumn<QString>("file");
+    for (const QString& entry : listing_before_) {
+      const QString file = entry.section(' ', 0, 0);
+      QTest::newRow(qPrintable(file)) << file;
+    }
+  }
+
+  void every_case_gives_a_clean_error() {
+    QFETCH(QString, file);
+    const std::string path = (kCorpus + "/" + file).toStdString();
+    const QString kind = file.section('/', 0, 0);
+    QElapsedTimer clock;
+    clock.start();
+    std::string message;
+    if (kind == "traces") {
+      QVERIFY(test::throws_error_containing([&] { read_trace(path); }, QFileInfo(file).fileName().toStdString(), &message));
+    } else if (kind == "manifests") {
+      // The tiny test bundle with this manifest in place of its own.
+      const std::string bundle = tmp_.path().toStdString() + "/" + QFileInfo(file).baseName().toStdString();
+      std::filesystem::create_directories(bundle);
+      for (const auto& f : std::filesystem::directory_iterator(test::bundles_dir() + "/tiny-text"))
+        if (f.path().filename() != "speculum.json") std::filesystem::copy(f.path(), bundle + "/" + f.path().filename().string());
+      std::filesystem::copy_file(path, bundle + "/speculum.json");
+      EngineParams params;
+      params.bundle_dir = bundle;
+      params.device = "cpu";
+      QVERIFY(test::throws_error_containing([&] { Engine::load(params); }, "speculum.json", &message));
+    } else if (kind == "safetensors") {
+      QVERIFY(test::throws_error_containing(
+          [&] {
+            const SafetensorsFile weights = SafetensorsFile::open(path);
+            std::vector<TensorSpec> specs;
+            for (const TensorInfo& t : weights.tensors()) specs.push_back({t.name, t.shape});
+            load_tensors(weights, specs, at::kCPU);
+          },
+          QFileInfo(file).fileName().toStdString(), &message));
+    } else if (kind == "images") {
+      QVERIFY(test::throws_error_containing([&] { eval::read_rgb_image(path); }, QFileInfo(file).fileName().toStdString(), &message));
+    } else {
+      QFAIL(qPrintable("a corpus folder without a reader: " + kind));
+    }
+    qInfo("%s: %s", qPrintable(file), message.substr(0, 200).c_str());
+    QVERIFY2(message.find('\n') == std::string::npos, "one line, no stack of frames");
+    QVERIFY2(message.size() < 600, "a message that names the problem, not one that quotes the input");
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
+  }
+
+  // The traces through the window: each refused with the file named in the status line; the window keeps its size.
+  void the_window_refuses_every_malformed_trace() {
+    EngineParams params;
+    params.bundle_dir = test::bundles_dir() + "/tiny-text";
+    params.device = "cpu";
+    ui::MainWindow window(Engine::load(params), tmp_.filePath("settings.ini"));
+    const QSize size = window.size();
+    for (const QString& entry : listing_before_) {
+      const QString file = entry.section(' ', 0, 0);
+      if (!file.startsWith("traces/") && !file.startsWith("images/")) continue;
+      QVERIFY2(!window.open_file(kCorpus + "/" + file), qPrintable(file));
+      QVERIFY2(window.status_text().contains(QFileInfo(file).fileName()), qPrintable(file + ": " + window.status_text()));
+      QCOMPARE(window.size(), size);
+    }
+  }
+
+  void cleanupTestCase() { QCOMPARE(corpus_listing(), listing_before_); }
+};
+
+QTEST_MAIN(TestMalformed)
+#include "test_malformed.moc"
