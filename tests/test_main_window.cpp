@@ -248,6 +248,20 @@ class TestMainWindow : public QObject {
     QCOMPARE(first.size(), QSize(256, 256));
   }
 
+  // A window grown past its screen (by something huge it showed) is neither saved nor restored that large.
+  void an_oversized_window_is_not_remembered() {
+    const QString settings = path("geometry-settings.ini");
+    {
+      auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), settings);
+      w.show();
+      w.resize(30000, 30000);
+      w.close();
+    }
+    auto again = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), settings);
+    again.show();
+    QVERIFY2(again.width() < 30000 && again.height() < 30000, qPrintable(QString("%1x%2").arg(again.width()).arg(again.height())));
+  }
+
   // A batch runs consecutive seeds; each run lands in the history (newest first) and, with automatic saving on,
   // as a PNG + trace named after prompt, seed and method, never over an earlier file; a history entry reopens its run.
   void a_batch_fills_the_history_and_is_saved_automatically() {

@@ -31,6 +31,8 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QScreen>
+#include <QGuiApplication>
 #include <QMouseEvent>
 #include <QAbstractItemView>
 #include <QUrl>
@@ -881,8 +883,22 @@ void MainWindow::rebuild_recent_menu() {
   recent_menu_->setEnabled(!files.isEmpty());
 }
 
+namespace {
+
+// A window larger than its screen (grown by something huge it showed) is never saved nor restored: every later
+// launch would open that large.
+bool fits_the_screen(const QWidget& window) {
+  const QScreen* screen = window.screen() ? window.screen() : QGuiApplication::primaryScreen();
+  if (!screen) return window.width() <= 8192 && window.height() <= 8192;
+  const QSize room = screen->availableVirtualSize();
+  return window.width() <= room.width() && window.height() <= room.height();
+}
+
+}  // namespace
+
 void MainWindow::restore_settings() {
   restoreGeometry(settings_->value("geometry").toByteArray());
+  if (!fits_the_screen(*this)) resize(1280, 800);
   restoreState(settings_->value("window_state").toByteArray());
   hint_->setVisible(!settings_->value("first_run_hint_hidden", false).toBool());
   const QString request = settings_->value("request").toString();
@@ -901,7 +917,7 @@ void MainWindow::restore_settings() {
 }
 
 void MainWindow::save_settings() {
-  settings_->setValue("geometry", saveGeometry());
+  if (fits_the_screen(*this)) settings_->setValue("geometry", saveGeometry());
   settings_->setValue("window_state", saveState());
   settings_->setValue("request", QString::fromStdString(request_->request().to_json()));
   for (const auto& [layer, action] : layer_actions_) settings_->setValue("layers/" + vis::layer_key(layer), action->isChecked());
