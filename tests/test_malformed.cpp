@@ -1,5 +1,5 @@
 // The malformed-inputs corpus (tests/malformed/, one small file per case, named after what is wrong) replayed
-// through the real readers: traces through read_trace and the studio window (offscreen), manifests through
+// through the real readers: traces and PNG requests through their readers and the studio window (offscreen), manifests through
 // Engine::load, safetensors through the weights loader, images through the checker's reader. Each must give a
 // speculum::Error naming the file or field (no crash, no other exception), within a time limit, and the corpus
 // folder must be exactly as before (nothing written, nothing destroyed).
@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <filesystem>
 
+#include "common/image_output.h"
+#include "common/png_export.h"
 #include "eval/prompt_checker.h"
 #include "io/safetensors.h"
 #include "main_window.h"
@@ -84,6 +86,15 @@ class TestMalformed : public QObject {
             load_tensors(weights, specs, at::kCPU);
           },
           QFileInfo(file).fileName().toStdString(), &message));
+    } else if (kind == "png-parameters") {  // a PNG's request, as the studio restores it
+      QVERIFY(test::throws_error_containing(
+          [&] {
+            const auto text = app::read_png_text(path);
+            const auto it = text.find(app::kParametersKey);
+            if (it == text.end()) throw Error("'" + path + "' has no Speculum parameters");
+            GenerateParams::from_json(it->second);
+          },
+          "", &message));
     } else if (kind == "images") {
       QVERIFY(test::throws_error_containing([&] { eval::read_rgb_image(path); }, QFileInfo(file).fileName().toStdString(), &message));
     } else {
@@ -104,7 +115,7 @@ class TestMalformed : public QObject {
     const QSize size = window.size();
     for (const QString& entry : listing_before_) {
       const QString file = entry.section(' ', 0, 0);
-      if (!file.startsWith("traces/") && !file.startsWith("images/")) continue;
+      if (!file.startsWith("traces/") && !file.startsWith("images/") && !file.startsWith("png-parameters/")) continue;
       QVERIFY2(!window.open_file(kCorpus + "/" + file), qPrintable(file));
       QVERIFY2(window.status_text().contains(QFileInfo(file).fileName()), qPrintable(file + ": " + window.status_text()));
       QCOMPARE(window.size(), size);
