@@ -26,7 +26,7 @@
 namespace speculum::ui {
 
 ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent)
-    : QWidget(parent), engine_(engine), base_request_(std::move(base_request)) {
+    : QWidget(parent), engine_(engine), base_request_(std::move(base_request)), worker_thread_(engine) {
   auto* layout = new QVBoxLayout(this);
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel("Panes", this));
@@ -68,13 +68,10 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   layout->addWidget(table_);
 
-  worker_ = new GenerationWorker(engine);
-  worker_->moveToThread(&worker_thread_);
-  connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
+  connect(worker_thread_.worker(), &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
     if (warming_) {  // an untimed warm-up: its events and image are dropped
       warming_ = false;
-      worker_->take_events();
+      worker_thread_.worker()->take_events();
       if (cancelled) finish_runs();
       else start_next();
       return;
@@ -96,12 +93,11 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
     }
     start_next();
   });
-  connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
+  connect(worker_thread_.worker(), &GenerationWorker::failed, this, [this](const QString& message) {
     drain_events();
     if (current_ >= 0 && current_ < pane_count()) panes_[current_].summary->setText("Error: " + message);
     finish_runs();
   });
-  worker_thread_.start();
   frame_timer_ = new QTimer(this);
   frame_timer_->setInterval(33);
   connect(frame_timer_, &QTimer::timeout, this, &ComparisonView::drain_events);
@@ -122,12 +118,6 @@ void ComparisonView::open_result(const QString& path) {
   result_view_->open(path);
   result_view_->show();
   result_view_->raise();
-}
-
-ComparisonView::~ComparisonView() {
-  worker_->cancel();
-  worker_thread_.quit();
-  worker_thread_.wait();
 }
 
 int ComparisonView::pane_count() const { return static_cast<int>(panes_.size()); }
@@ -233,7 +223,7 @@ void ComparisonView::run_all() {
 }
 
 void ComparisonView::stop() {
-  if (running()) worker_->cancel();
+  if (running()) worker_thread_.worker()->cancel();
 }
 
 void ComparisonView::start_next() {
@@ -246,7 +236,7 @@ void ComparisonView::start_next() {
     warmups_.erase(warmups_.begin());
     warming_ = true;
     for (Pane& pane : panes_) pane.summary->setText(QString("warming up %1 (untimed)").arg(QString::fromStdString(params.method)));
-    QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+    worker_thread_.generate(params);
     return;
   }
   if (repeat_ == 0) {
@@ -257,7 +247,7 @@ void ComparisonView::start_next() {
   }
   Q_EMIT focus_changed();
   const GenerateParams params = runs_[current_].params;
-  QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+  worker_thread_.generate(params);
 }
 
 void ComparisonView::finish_runs() {
@@ -273,7 +263,7 @@ void ComparisonView::finish_runs() {
 }
 
 void ComparisonView::drain_events() {
-  const std::vector<Event> events = worker_->take_events();
+  const std::vector<Event> events = worker_thread_.worker()->take_events();
   if (warming_ || events.empty() || current_ < 0 || current_ >= static_cast<int>(runs_.size())) return;
   for (const Event& e : events)
     if (const auto* end = std::get_if<RunEnd>(&e); end && !end->cancelled) runs_[current_].wall_ms.push_back(end->wall_ms);
@@ -363,11 +353,9 @@ void ComparisonView::update_table() {
                                QString::number(tokens_per_second, 'f', 0), speedup};
     for (int c = 0; c < cells.size(); ++c) table_->setItem(i, c, new QTableWidgetItem(cells[c]));
     if (timed > 1) table_->item(i, 3)->setToolTip(QString("mean ± standard deviation of %1 timed runs").arg(timed));
-    if (i < pane_count() && repeat_ == 0)
-      panes_[i].summary->setText(run.done ? QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(m.wall_ms, 0, 'f', 0).arg(speedup)
+    if (i < pane_count() && (repeat_ == 0 || !running()))  // while repeats run, the panes say which repeat
+      panes_[i].summary->setText(run.done ? QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(cells[3]).arg(speedup)
                                           : QString("step %1 · %2 tokens").arg(run.timeline.step_count()).arg(m.tokens));
-    else if (i < pane_count() && run.done && !running())
-      panes_[i].summary->setText(QString("NFE %1 · τ %2 · %3 ms · %4").arg(m.nfe).arg(m.mean_accepted_length(), 0, 'f', 2).arg(with_spread(wall, timed, 0)).arg(speedup));
   }
 }
 

@@ -8,7 +8,6 @@
 // "Open result…" shows a `bench` / `sweep` result file (table, speed-quality chart, sweep grid) in a window.
 #pragma once
 
-#include <QThread>
 #include <QWidget>
 #include <functional>
 #include <set>
@@ -30,7 +29,6 @@ class QTimer;
 namespace speculum::ui {
 
 class CanvasWidget;
-class GenerationWorker;
 class MethodParamsForm;
 class ResultView;
 class TimelineBar;
@@ -39,7 +37,6 @@ class ComparisonView : public QWidget {
   Q_OBJECT
  public:
   ComparisonView(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent = nullptr);
-  ~ComparisonView() override;
 
   void set_pane_count(int panes);
   int pane_count() const;
@@ -87,8 +84,7 @@ class ComparisonView : public QWidget {
 
   const Engine& engine_;
   std::function<GenerateParams()> base_request_;
-  QThread worker_thread_;
-  GenerationWorker* worker_ = nullptr;
+  WorkerThread worker_thread_;
   QTimer* frame_timer_ = nullptr;
 
   QSpinBox* panes_spin_ = nullptr;

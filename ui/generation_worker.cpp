@@ -41,6 +41,22 @@ QImage LivePreview::image_for(const Engine& engine, const GridState& grid) {
 
 GenerationWorker::GenerationWorker(Engine& engine) : engine_(engine) {}
 
+WorkerThread::WorkerThread(Engine& engine) : worker_(new GenerationWorker(engine)) {
+  worker_->moveToThread(&thread_);
+  QObject::connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  thread_.start();
+}
+
+WorkerThread::~WorkerThread() {
+  worker_->cancel();
+  thread_.quit();
+  thread_.wait();
+}
+
+void WorkerThread::generate(const GenerateParams& params) {
+  QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+}
+
 std::vector<Event> GenerationWorker::take_events() {
   std::lock_guard lock(mutex_);
   return std::exchange(pending_, {});

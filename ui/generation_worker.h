@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <QObject>
+#include <QThread>
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -36,6 +37,24 @@ class GenerationWorker : public QObject {
   std::atomic<bool> cancel_{false};
   std::mutex mutex_;
   std::vector<Event> pending_;
+};
+
+// A GenerationWorker on a thread of its own, for each view that runs generations (the window, the comparison,
+// the X/Y plot): started on construction; destruction cancels a running generation and joins the thread, so
+// the engine must outlive it.
+class WorkerThread {
+ public:
+  explicit WorkerThread(Engine& engine);
+  ~WorkerThread();
+  WorkerThread(const WorkerThread&) = delete;
+  WorkerThread& operator=(const WorkerThread&) = delete;
+
+  GenerationWorker* worker() const { return worker_; }  // connect to its signals; cancel() and take_events() from any thread
+  void generate(const GenerateParams& params);          // queued: runs on the worker's thread
+
+ private:
+  QThread thread_;
+  GenerationWorker* worker_;  // deleted on its own thread when that thread finishes
 };
 
 QImage to_qimage(const Image& image);

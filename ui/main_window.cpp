@@ -84,7 +84,7 @@ QPalette dark_palette() {
 }  // namespace
 
 MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_file, QWidget* parent)
-    : QMainWindow(parent), engine_(std::move(engine)) {
+    : QMainWindow(parent), engine_(std::move(engine)), worker_thread_(*engine_) {
   settings_ = settings_file.isEmpty() ? std::make_unique<QSettings>("Speculum", "Speculum studio")
                                       : std::make_unique<QSettings>(settings_file, QSettings::IniFormat);
   system_palette_ = QApplication::palette();
@@ -184,10 +184,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   statusBar()->addPermanentWidget(progress_);
 
   qApp->installEventFilter(this);
-  worker_ = new GenerationWorker(*engine_);
-  worker_->moveToThread(&worker_thread_);
-  connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString& summary) {
+  connect(worker_thread_.worker(), &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString& summary) {
     final_image_ = image;
     set_running(false);
     drain_events();
@@ -196,14 +193,13 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
     status_->setText((cancelled ? "Stopped: " : "Done: ") + summary);
     run_finished(cancelled);
   });
-  connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
+  connect(worker_thread_.worker(), &GenerationWorker::failed, this, [this](const QString& message) {
     set_running(false);
     drain_events();
     report("Error: " + message);
     batch_left_ = 0;
     Q_EMIT generation_finished(true);
   });
-  worker_thread_.start();
 
   frame_timer_ = new QTimer(this);
   frame_timer_->setInterval(33);
@@ -217,10 +213,10 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
 }
 
 MainWindow::~MainWindow() {
-  delete comparison_;  // joins its worker thread while the engine still exists
-  worker_->cancel();
-  worker_thread_.quit();
-  worker_thread_.wait();
+  // The views with worker threads of their own join them while the engine still exists (children would be
+  // deleted only after the members, the engine among them).
+  delete comparison_;
+  qDeleteAll(findChildren<XyPlotDialog*>());
 }
 
 QWidget* MainWindow::build_generate_tab() {
@@ -474,11 +470,7 @@ void MainWindow::autosave() {
   const QString trace = QString(png).replace(QRegularExpression("\\.png$"), ".jsonl");
   const QString status = status_->text();
   if (write_reported(png, [&] { app::write_png(png.toStdString(), final_image_, {{app::kParametersKey, last_request_.to_json()}}); }) &&
-      write_reported(trace, [&] {
-        TraceWriter writer(trace.toStdString());
-        for (const Event& e : timeline_.events()) writer.write(e);
-        writer.finish();
-      }))
+      write_reported(trace, [&] { write_trace(trace.toStdString(), timeline_.events()); }))
     status_->setText(status + " · saved " + QFileInfo(png).fileName());
 }
 
@@ -515,7 +507,7 @@ void MainWindow::start_run() {
   status_->setText(QString::fromStdString("Generating: " + last_request_.to_string()));
   set_running(true);
   run_clock_.start();
-  QMetaObject::invokeMethod(worker_, [worker = worker_, params = last_request_] { worker->generate(params); }, Qt::QueuedConnection);
+  worker_thread_.generate(last_request_);
 }
 
 QString MainWindow::suggested_file_name(const QString& extension, const QString& what) const {
@@ -546,7 +538,7 @@ bool MainWindow::prompt_missing_reported() {
 }
 
 void MainWindow::stop_generation() {
-  if (running_) worker_->cancel();
+  if (running_) worker_thread_.worker()->cancel();
   comparison_->stop();
 }
 
@@ -565,7 +557,7 @@ void MainWindow::set_running(bool running) {
 }
 
 void MainWindow::drain_events() {
-  const std::vector<Event> events = worker_->take_events();
+  const std::vector<Event> events = worker_thread_.worker()->take_events();
   if (events.empty()) return;
   for (const Event& e : events) timeline_.append(e);
   set_run_contents(vis::merged(run_contents_, vis::run_contents(events)));
@@ -725,11 +717,7 @@ bool MainWindow::save_trace(const QString& path) {
     report("Nothing to save: generate or open a run first");
     return false;
   }
-  const bool written = write_reported(path, [&] {
-    TraceWriter writer(path.toStdString());
-    for (const Event& e : timeline_.events()) writer.write(e);
-    writer.finish();
-  });
+  const bool written = write_reported(path, [&] { write_trace(path.toStdString(), timeline_.events()); });
   if (written) remember_file(path);
   return written;
 }
@@ -926,7 +914,7 @@ void MainWindow::save_settings() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  worker_->cancel();  // the worker sees it within one step; the destructor joins the thread
+  worker_thread_.worker()->cancel();  // the worker sees it within one step; the destructor joins the thread
   comparison_->stop();
   save_settings();
   event->accept();

@@ -6,7 +6,6 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
-#include <QThread>
 #include <functional>
 #include <memory>
 
@@ -31,7 +30,6 @@ class CanvasWidget;
 class CellPanel;
 class HistoryPanel;
 class ComparisonView;
-class GenerationWorker;
 class MetricsPanel;
 class RequestPanel;
 class TimelineBar;
@@ -123,8 +121,7 @@ class MainWindow : public QMainWindow {
 
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<QSettings> settings_;
-  QThread worker_thread_;
-  GenerationWorker* worker_ = nullptr;
+  WorkerThread worker_thread_;
   Timeline timeline_;
   QImage final_image_;   // the finished run's image (or the opened PNG)
   LivePreview live_preview_;

@@ -12,7 +12,6 @@
 #include <cmath>
 
 #include "common/png_export.h"
-#include "generation_worker.h"
 
 namespace speculum::ui {
 
@@ -109,7 +108,7 @@ std::vector<GenerateParams> xy_requests(const GenerateParams& base, const XyAxis
 }
 
 XyPlotDialog::XyPlotDialog(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent)
-    : QDialog(parent), engine_(engine), base_request_(std::move(base_request)) {
+    : QDialog(parent), engine_(engine), base_request_(std::move(base_request)), worker_thread_(engine) {
   setWindowTitle("X/Y plot");
   auto* layout = new QVBoxLayout(this);
   auto* form = new QFormLayout;
@@ -145,12 +144,9 @@ XyPlotDialog::XyPlotDialog(Engine& engine, std::function<GenerateParams()> base_
   layout->addWidget(scroll, 1);
   resize(900, 700);
 
-  worker_ = new GenerationWorker(engine);
-  worker_->moveToThread(&worker_thread_);
-  connect(&worker_thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
+  connect(worker_thread_.worker(), &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString&) {
     RunMetrics m;
-    for (const Event& e : worker_->take_events())
+    for (const Event& e : worker_thread_.worker()->take_events())
       if (const auto* end = std::get_if<RunEnd>(&e)) m.nfe = end->nfe, m.wall_ms = end->wall_ms;
     plot_.images.push_back(image);
     plot_.notes << QString("NFE %1 · %2 ms").arg(m.nfe).arg(m.wall_ms, 0, 'f', 0);
@@ -158,13 +154,12 @@ XyPlotDialog::XyPlotDialog(Engine& engine, std::function<GenerateParams()> base_
     if (cancelled) next_ = static_cast<int>(requests_.size());
     start_next();
   });
-  connect(worker_, &GenerationWorker::failed, this, [this](const QString& message) {
+  connect(worker_thread_.worker(), &GenerationWorker::failed, this, [this](const QString& message) {
     status_->setText("Error: " + message);
     next_ = -1;
     run_->setEnabled(true);
     Q_EMIT finished();
   });
-  worker_thread_.start();
   connect(run_, &QPushButton::clicked, this, [this] {
     x_ = {x_name_->currentText().trimmed(), parse_axis_values(x_values_->text())};
     y_ = {y_name_->currentText().trimmed(), parse_axis_values(y_values_->text())};
@@ -174,12 +169,6 @@ XyPlotDialog::XyPlotDialog(Engine& engine, std::function<GenerateParams()> base_
     const QString path = QFileDialog::getSaveFileName(this, "Save X/Y plot", "xy-plot.png", "PNG images (*.png)");
     if (!path.isEmpty()) save(path);
   });
-}
-
-XyPlotDialog::~XyPlotDialog() {
-  worker_->cancel();
-  worker_thread_.quit();
-  worker_thread_.wait();
 }
 
 void XyPlotDialog::set_axes(const XyAxis& x, const XyAxis& y) {
@@ -231,7 +220,7 @@ void XyPlotDialog::start_next() {
   }
   status_->setText(QString("image %1 of %2…").arg(next_ + 1).arg(requests_.size()));
   const GenerateParams params = requests_[static_cast<std::size_t>(next_++)];
-  QMetaObject::invokeMethod(worker_, [worker = worker_, params] { worker->generate(params); }, Qt::QueuedConnection);
+  worker_thread_.generate(params);
 }
 
 void XyPlotDialog::show_grid() {

@@ -6,11 +6,11 @@
 
 #include <QDialog>
 #include <QImage>
-#include <QThread>
 #include <functional>
 #include <vector>
 
 #include "common/xy_grid.h"
+#include "generation_worker.h"
 #include "speculum.h"
 
 class QComboBox;
@@ -20,7 +20,6 @@ class QPushButton;
 
 namespace speculum::ui {
 
-class GenerationWorker;
 
 struct XyAxis {
   QString name;       // empty: no axis
@@ -40,7 +39,6 @@ class XyPlotDialog : public QDialog {
   Q_OBJECT
  public:
   XyPlotDialog(Engine& engine, std::function<GenerateParams()> base_request, QWidget* parent = nullptr);
-  ~XyPlotDialog() override;
 
   void set_axes(const XyAxis& x, const XyAxis& y);
   bool run();  // false (with the reason shown) when the axes do not apply
@@ -57,8 +55,7 @@ class XyPlotDialog : public QDialog {
 
   Engine& engine_;
   std::function<GenerateParams()> base_request_;
-  QThread worker_thread_;
-  GenerationWorker* worker_ = nullptr;
+  WorkerThread worker_thread_;
   QComboBox* x_name_ = nullptr;
   QLineEdit* x_values_ = nullptr;
   QComboBox* y_name_ = nullptr;

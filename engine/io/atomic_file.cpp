@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "error.h"
+#include "io/input_file.h"
 
 namespace speculum {
 
@@ -14,12 +15,7 @@ void check_replaceable(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::symlink_status(path, ec);
   if (ec || !std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return;
-  const char* what = std::filesystem::is_directory(status)      ? "a folder"
-                     : std::filesystem::is_symlink(status)     ? "a symbolic link"
-                     : std::filesystem::is_fifo(status)        ? "a FIFO"
-                     : std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ? "a device"
-                                                                                                            : "not a regular file";
-  throw Error("refusing to write '" + path + "': it is " + what + "; outputs replace only regular files");
+  throw Error("refusing to write '" + path + "': it is " + special_file_kind(status) + "; outputs replace only regular files");
 }
 
 void replace_with(const std::string& partial, const std::string& path) {

@@ -6,17 +6,21 @@
 
 namespace speculum {
 
+const char* special_file_kind(const std::filesystem::file_status& status) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(status)) return "a folder";
+  if (fs::is_symlink(status)) return "a symbolic link";
+  if (fs::is_fifo(status)) return "a FIFO";
+  if (fs::is_character_file(status) || fs::is_block_file(status)) return "a device";
+  return "not a regular file";
+}
+
 std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows links: a link to a regular file is fine
   if (ec || !std::filesystem::exists(status)) throw Error(std::string("cannot read ") + what + " '" + path + "': no such file");
-  if (!std::filesystem::is_regular_file(status)) {
-    const char* kind = std::filesystem::is_directory(status) ? "a folder"
-                       : std::filesystem::is_fifo(status)    ? "a FIFO"
-                       : std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ? "a device"
-                                                                                                              : "not a regular file";
-    throw Error(std::string("refusing to read ") + what + " '" + path + "': it is " + kind);
-  }
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(std::string("refusing to read ") + what + " '" + path + "': it is " + special_file_kind(status));
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(std::string("cannot read ") + what + " '" + path + "': " + ec.message());
   if (size > max_bytes)

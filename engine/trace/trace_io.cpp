@@ -154,6 +154,12 @@ void TraceWriter::finish() {
   replace_with(partial_path_, path_);
 }
 
+void write_trace(const std::string& path, const std::vector<Event>& events) {
+  TraceWriter writer(path);
+  for (const Event& e : events) writer.write(e);
+  writer.finish();
+}
+
 namespace {
 
 // What a trace may hold, checked line by line against its RunBegin, so that a damaged or hostile file gets an

@@ -31,6 +31,9 @@ class TraceWriter {
   std::FILE* file_ = nullptr;
 };
 
+// A whole run's events at once, through a TraceWriter (all or nothing).
+void write_trace(const std::string& path, const std::vector<Event>& events);
+
 // Reads a whole trace; errors name the file and line.
 std::vector<Event> read_trace(const std::string& path);
 
