@@ -16,6 +16,7 @@
 #include "main_window.h"
 #include "method_params_form.h"
 #include "metrics_panel.h"
+#include "pacer.h"
 #include "request_panel.h"
 #include "result_view.h"
 #include "trace/bench_records.h"
@@ -611,6 +612,53 @@ class TestMainWindow : public QObject {
       }
       QVERIFY2(frames > 3, qPrintable(QString("%1: %2 frames").arg(method).arg(frames)));
     }
+  }
+
+  // Display work beside a run is paced by what it costs: at most max_share of the time, never more often than the
+  // minimum interval.
+  void pacers_hold_display_work_to_its_share() {
+    ui::Pacer pacer(100, 0.1);
+    QVERIFY(pacer.due());  // never ran
+    pacer.ran(50);         // 50 ms of work: next after 500 ms
+    QVERIFY(!pacer.due());
+    QTest::qWait(150);
+    QVERIFY(!pacer.due());
+    pacer.reset();
+    QVERIFY(pacer.due());
+    pacer.ran(1);  // cheap work: the minimum interval rules
+    QVERIFY(!pacer.due());
+    QTest::qWait(130);
+    QVERIFY(pacer.due());
+
+    ui::FramePacer frames;
+    frames.start();
+    QVERIFY(frames.next_frame());
+    const double busy_until = ui::thread_cpu_ms() + 20;  // 20 ms of this thread's CPU since that frame
+    while (ui::thread_cpu_ms() < busy_until) {
+    }
+    QTest::qWait(40);
+    QVERIFY(frames.next_frame());   // past 33 ms: due, and it sees the 20 ms spent since the last frame
+    QVERIFY(!frames.next_frame());  // so the next one waits at least 200 ms
+    QTest::qWait(60);
+    QVERIFY(!frames.next_frame());
+  }
+
+  // While a run grows, the charts' step axis ends at a round number the data grows into; at the end, exactly.
+  void live_charts_grow_in_round_steps() {
+    auto w = window();
+    w->set_prompt("a red circle");
+    QVERIFY(w->set_method("ar"));
+    QSignalSpy finished(w.get(), &ui::MainWindow::generation_finished);
+    w->start_generation();
+    QVERIFY(finished.wait(60000));
+    const Timeline& run = w->timeline();
+    QCOMPARE(run.step_count(), 256);
+    ui::MetricsPanel panel;
+    panel.show_timeline(run, 37, true);
+    QCOMPARE(panel.steps_axis_end(), 500.0);  // 256 steps known so far round up to 500
+    panel.show_timeline(run, 37, false);
+    QCOMPARE(panel.steps_axis_end(), 256.0);
+    QVERIFY(panel.summary_text().contains("step 37/256"));
   }
 
   void the_glossary_defines_the_words_the_views_use() {

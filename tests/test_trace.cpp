@@ -209,12 +209,22 @@ class TestTrace : public QObject {
     QCOMPARE(timeline.events_of_step(1).size(), std::size_t(3));  // StepBegin, Commit, StepEnd
     QVERIFY(timeline.events_of_step(2).empty());
 
-    // Appending live gives the same index.
+    // Appending live gives the same index, and the latest state (kept between calls) always equals a fold of
+    // every event so far.
     Timeline live;
     for (std::size_t i = 0; i < 9; ++i) live.append(events[i]);  // inside step 0
     QCOMPARE(live.step_count(), 0);
     QCOMPARE(live.state_after(live.step_count()).at(0, 0).state, CellState::Committed);
-    for (std::size_t i = 9; i < events.size(); ++i) live.append(events[i]);
+    for (std::size_t i = 9; i < events.size(); ++i) {
+      live.append(events[i]);
+      GridState folded;
+      for (std::size_t k = 0; k <= i; ++k) folded.apply(events[k]);
+      const GridState latest = live.state_after(live.step_count());
+      QCOMPARE(latest.committed_tokens(), folded.committed_tokens());
+      for (int r = 0; r < folded.rows(); ++r)
+        for (int c = 0; c < folded.cols(); ++c) QCOMPARE(latest.at(r, c).state, folded.at(r, c).state);
+      QCOMPARE(live.state_after(0).committed_count(), 0);  // an earlier point in between
+    }
     QCOMPARE(live.step_count(), 2);
   }
 

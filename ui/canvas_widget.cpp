@@ -14,6 +14,7 @@ CanvasWidget::CanvasWidget(QWidget* parent) : QWidget(parent) {
   setMinimumSize(256, 256);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
   setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);  // paintEvent fills every pixel: a live frame need not repaint what lies beneath
 }
 
 void CanvasWidget::set_low_res_image(const QImage& image) {

@@ -100,7 +100,9 @@ ComparisonView::ComparisonView(Engine& engine, std::function<GenerateParams()> b
   });
   frame_timer_ = new QTimer(this);
   frame_timer_->setInterval(33);
-  connect(frame_timer_, &QTimer::timeout, this, &ComparisonView::drain_events);
+  connect(frame_timer_, &QTimer::timeout, this, [this] {
+    if (frame_pacer_.next_frame()) drain_events();
+  });
 
   connect(panes_spin_, &QSpinBox::valueChanged, this, &ComparisonView::set_pane_count);
   connect(run_, &QPushButton::clicked, this, &ComparisonView::run_all);
@@ -219,6 +221,7 @@ void ComparisonView::run_all() {
   current_ = 0;
   repeat_ = 0;
   frame_timer_->start();
+  frame_pacer_.start();
   start_next();
 }
 

@@ -86,6 +86,7 @@ class ComparisonView : public QWidget {
   std::function<GenerateParams()> base_request_;
   WorkerThread worker_thread_;
   QTimer* frame_timer_ = nullptr;
+  FramePacer frame_pacer_;
 
   QSpinBox* panes_spin_ = nullptr;
   QSpinBox* repeats_spin_ = nullptr;

@@ -30,11 +30,12 @@ QImage low_res_preview_image(const Engine& engine, const GridState& grid, const 
 }
 
 QImage LivePreview::image_for(const Engine& engine, const GridState& grid) {
-  constexpr qint64 kIntervalMs = 100;
-  if (grid.committed_count() != committed_ && (!clock_.isValid() || clock_.elapsed() >= kIntervalMs)) {
+  if (grid.committed_count() != committed_ && pacer_.due()) {
+    QElapsedTimer cost;
+    cost.start();
     image_ = preview_image(engine, grid);
     committed_ = grid.committed_count();
-    clock_.restart();
+    pacer_.ran(cost.elapsed());
   }
   return image_;
 }

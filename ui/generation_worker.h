@@ -14,6 +14,7 @@
 #include "speculum.h"
 #include "frame_composer.h"
 #include "trace/grid_state.h"
+#include "pacer.h"
 
 namespace speculum::ui {
 
@@ -64,8 +65,8 @@ QImage preview_image(const Engine& engine, const GridState& grid);
 // layer (no decode then), or the run has no such grid (or is from another model).
 QImage low_res_preview_image(const Engine& engine, const GridState& grid, const vis::FrameStyle& style);
 
-// The picture of a live run's grid, decoded on the UI thread at most every 100 ms and only when cells
-// were committed since the last decode (a decode costs a few milliseconds).
+// The picture of a live run's grid, decoded on the UI thread only when cells were committed since the last
+// decode, paced to at most 10 per second and 10 % of the time.
 class LivePreview {
  public:
   QImage image_for(const Engine& engine, const GridState& grid);
@@ -74,7 +75,7 @@ class LivePreview {
  private:
   QImage image_;
   int committed_ = -1;
-  QElapsedTimer clock_;
+  Pacer pacer_{100, 0.1};
 };
 
 }  // namespace speculum::ui

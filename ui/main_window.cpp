@@ -185,6 +185,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
 
   qApp->installEventFilter(this);
   connect(worker_thread_.worker(), &GenerationWorker::finished, this, [this](const QImage& image, bool cancelled, const QString& summary) {
+    last_run_window_cpu_ms_ = thread_cpu_ms() - run_start_window_cpu_ms_;  // while the worker ran
     final_image_ = image;
     set_running(false);
     drain_events();
@@ -203,7 +204,9 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
 
   frame_timer_ = new QTimer(this);
   frame_timer_->setInterval(33);
-  connect(frame_timer_, &QTimer::timeout, this, &MainWindow::drain_events);
+  connect(frame_timer_, &QTimer::timeout, this, [this] {
+    if (frame_pacer_.next_frame()) drain_events();
+  });
 
   build_menus();
   resize(1280, 800);
@@ -499,6 +502,7 @@ void MainWindow::start_run() {
   set_run_contents({});
   final_image_ = {};
   live_preview_.reset();
+  frame_pacer_.start();
   timeline_bar_->set_step_count(0);
   timeline_bar_->set_position(0);
   canvas_->set_grid({});
@@ -507,6 +511,7 @@ void MainWindow::start_run() {
   status_->setText(QString::fromStdString("Generating: " + last_request_.to_string()));
   set_running(true);
   run_clock_.start();
+  run_start_window_cpu_ms_ = thread_cpu_ms();
   worker_thread_.generate(last_request_);
 }
 
@@ -580,14 +585,14 @@ void MainWindow::show_position(int steps) {
   else if (at_end && running_) canvas_->set_image(live_preview_.image_for(*engine_, grid));
   else canvas_->set_image(preview_image(*engine_, grid));
   canvas_->set_low_res_image(low_res_preview_image(*engine_, grid, style));
-  if (tabs_->currentWidget() != comparison_) show_side_panels(timeline_, steps);
+  if (tabs_->currentWidget() != comparison_) show_side_panels(timeline_, steps, at_end && running_);
   update_run_status();
   update_legend();
 }
 
-void MainWindow::show_side_panels(const Timeline& timeline, int steps) {
+void MainWindow::show_side_panels(const Timeline& timeline, int steps, bool live) {
   const int count = timeline.step_count();
-  metrics_->show_timeline(timeline, steps);
+  metrics_->show_timeline(timeline, steps, live);
   draft_tree_->set_step(steps > 0 ? timeline.events_of_step(std::min(steps, count) - 1) : std::vector<Event>{});
   if (steps <= 0 || count == 0) {
     explanation_->setPlainText(count == 0 ? "Generate, or open a trace, to see the run step by step."
@@ -604,7 +609,7 @@ void MainWindow::follow_comparison() {
   if (tabs_->currentWidget() != comparison_ || comparison_->pane_count() == 0) return;
   const int pane = comparison_->focused_pane();
   const Timeline& timeline = comparison_->timeline_or_empty(pane);
-  show_side_panels(timeline, comparison_->position());
+  show_side_panels(timeline, comparison_->position(), comparison_->running());
   const RunMetrics& m = timeline.metrics();
   progress_->setValue(m.tokens);
   if (comparison_->running()) status_->setText(QString("Pane %1: ").arg(pane + 1) + run_progress(timeline));

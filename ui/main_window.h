@@ -55,6 +55,7 @@ class MainWindow : public QMainWindow {
   bool eventFilter(QObject* watched, QEvent* event) override;
   // The last generation's wall time as the user sees it: from Generate to the final image on the canvas.
   double last_run_ms() const { return last_run_ms_; }
+  double last_run_window_cpu_ms() const { return last_run_window_cpu_ms_; }  // the window's thread, while the worker ran
 
   // Files. Each throws nothing: problems are reported in the status bar and returned as false.
   bool open_file(const QString& path);  // a trace (.jsonl), a PNG written by Speculum, or a bench result (.json)
@@ -101,7 +102,7 @@ class MainWindow : public QMainWindow {
   void show_position(int steps);
   void update_run_status();  // progress bar and, while running, the status line
   QString run_progress(const Timeline& timeline) const;  // "step 12 · 80/256 tokens · NFE 12 · ETA 1.4 s"
-  void show_side_panels(const Timeline& timeline, int steps);  // metrics, explanation, draft tree
+  void show_side_panels(const Timeline& timeline, int steps, bool live);  // metrics, explanation, draft tree
   void follow_comparison();
   void set_running(bool running);
   void start_run();  // one run of the current request
@@ -125,11 +126,14 @@ class MainWindow : public QMainWindow {
   Timeline timeline_;
   QImage final_image_;   // the finished run's image (or the opened PNG)
   LivePreview live_preview_;
+  FramePacer frame_pacer_;
   GenerateParams last_request_;
   bool running_ = false;
   vis::RunContents run_contents_;  // what the current run has shown: the legend lists only that
   QElapsedTimer run_clock_;
   double last_run_ms_ = 0;
+  double last_run_window_cpu_ms_ = 0;
+  double run_start_window_cpu_ms_ = 0;
 
   RequestPanel* request_ = nullptr;
   QPushButton* generate_ = nullptr;

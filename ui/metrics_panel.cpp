@@ -29,6 +29,14 @@ void set_round_ticks(QValueAxis* axis) {
   axis->setTickInterval(interval);
 }
 
+// The smallest 1, 2 or 5 times a power of ten that is at least `value`.
+double round_ceiling(double value) {
+  const double power = std::pow(10, std::floor(std::log10(std::max(value, 1.0))));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * power >= value) return m * power;
+  return 10 * power;
+}
+
 }  // namespace
 
 MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
@@ -98,39 +106,15 @@ MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString
   return c;
 }
 
-void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
-  const auto& steps = timeline.steps();
-  const int n = std::clamp(shown_steps, 0, static_cast<int>(steps.size()));
-  QList<QPointF> per_pass, cumulative{{0, 0}}, acceptance;
-  double max_per_pass = 1, max_tokens = 1;
-  bool any_verified = false;
-  for (int i = 0; i < n; ++i) {
-    const StepPoint& s = steps[i];
-    per_pass << QPointF(i + 1, s.tokens_per_pass());
-    cumulative << QPointF(s.nfe_total, s.tokens_total);
-    if (s.verified > 0) {
-      acceptance << QPointF(i + 1, s.acceptance_rate());
-      any_verified = true;
-    }
-    max_per_pass = std::max(max_per_pass, s.tokens_per_pass());
-    max_tokens = std::max<double>(max_tokens, std::max(s.tokens_total, s.nfe_total));
+void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps, bool live) {
+  const int n = std::clamp(shown_steps, 0, timeline.step_count());
+  if (!live || live_charts_pacer_.due()) {
+    QElapsedTimer cost;
+    cost.start();
+    plot(timeline, n, live);
+    live_charts_pacer_.ran(cost.elapsed());
   }
-  max_tokens = std::max(max_tokens, 8.0);
-  const int total_steps = std::max(8, timeline.step_count());  // integer ticks even before a run
-  tokens_per_pass_.series->replace(per_pass);
-  tokens_per_pass_.x->setRange(0, total_steps);
-  tokens_per_pass_.y->setRange(0, std::ceil(max_per_pass * 1.1));
-  cumulative_.series->replace(cumulative);
-  cumulative_.x->setRange(0, max_tokens);
-  cumulative_.y->setRange(0, max_tokens);
-  acceptance_.series->replace(acceptance);
-  acceptance_.x->setRange(0, total_steps);
-  acceptance_.y->setRange(0, 1);
-  for (QValueAxis* axis : {tokens_per_pass_.x, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
-  acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
-                                                             : "Acceptance per step (no drafts)");
-
-  const RunMetrics m = timeline.metrics_after(n);
+  const RunMetrics m = n == timeline.step_count() ? timeline.metrics() : timeline.metrics_after(n);
   // One group per line, so that the narrow dock never breaks a label from its number.
   QString text = QString("<b>%1</b> · step %2/%3<br>%4 tokens · NFE %5 · τ %6")
                      .arg(timeline.run_begin() ? QString::fromStdString(timeline.run_begin()->method) : QString("—"))
@@ -150,6 +134,44 @@ void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps) {
   summary_->setText(text);
 }
 
+void MetricsPanel::plot(const Timeline& timeline, int n, bool live) {
+  const auto& steps = timeline.steps();
+  QList<QPointF> per_pass, cumulative{{0, 0}}, acceptance;
+  double max_per_pass = 1, max_tokens = 1;
+  bool any_verified = false;
+  for (int i = 0; i < n; ++i) {
+    const StepPoint& s = steps[i];
+    per_pass << QPointF(i + 1, s.tokens_per_pass());
+    cumulative << QPointF(s.nfe_total, s.tokens_total);
+    if (s.verified > 0) {
+      acceptance << QPointF(i + 1, s.acceptance_rate());
+      any_verified = true;
+    }
+    max_per_pass = std::max(max_per_pass, s.tokens_per_pass());
+    max_tokens = std::max<double>(max_tokens, std::max(s.tokens_total, s.nfe_total));
+  }
+  max_tokens = std::max(max_tokens, 8.0);
+  double total_steps = std::max(8, timeline.step_count());  // integer ticks even before a run
+  if (live) {
+    max_tokens = round_ceiling(max_tokens);
+    total_steps = round_ceiling(total_steps);
+  }
+  tokens_per_pass_.series->replace(per_pass);
+  tokens_per_pass_.x->setRange(0, total_steps);
+  tokens_per_pass_.y->setRange(0, std::ceil(max_per_pass * 1.1));
+  cumulative_.series->replace(cumulative);
+  cumulative_.x->setRange(0, max_tokens);
+  cumulative_.y->setRange(0, max_tokens);
+  acceptance_.series->replace(acceptance);
+  acceptance_.x->setRange(0, total_steps);
+  acceptance_.y->setRange(0, 1);
+  for (QValueAxis* axis : {tokens_per_pass_.x, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
+  acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
+                                                             : "Acceptance per step (no drafts)");
+}
+
 QString MetricsPanel::summary_text() const { return summary_->text(); }
+
+double MetricsPanel::steps_axis_end() const { return tokens_per_pass_.x->max(); }
 
 }  // namespace speculum::ui

@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+#include "pacer.h"
 #include "trace/timeline.h"
 
 class QLabel;
@@ -20,8 +21,11 @@ class MetricsPanel : public QWidget {
   explicit MetricsPanel(QWidget* parent = nullptr);
 
   // Plots the first `shown_steps` steps of the timeline (all of them while a run is live).
-  void show_timeline(const Timeline& timeline, int shown_steps);
+  // `live`: the run is still growing. The charts are then redrawn at most 4 times a second and their axes end at a
+  // round number that the data grows into (a change of range lays an axis out again); the summary follows every call.
+  void show_timeline(const Timeline& timeline, int shown_steps, bool live = false);
   QString summary_text() const;
+  double steps_axis_end() const;  // where the per-step charts' x axis ends
 
  protected:
   void changeEvent(QEvent* event) override;  // charts follow the dark / light palette
@@ -35,11 +39,13 @@ class MetricsPanel : public QWidget {
     QValueAxis* y = nullptr;
   };
   Chart make_chart(const QString& title, const QString& x_title, const QString& y_title);
+  void plot(const Timeline& timeline, int shown_steps, bool live);
 
   Chart tokens_per_pass_;
   Chart cumulative_;
   Chart acceptance_;
   QLabel* summary_ = nullptr;
+  Pacer live_charts_pacer_{250, 0.1};
 };
 
 }  // namespace speculum::ui

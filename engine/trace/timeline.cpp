@@ -55,8 +55,18 @@ std::size_t Timeline::end_of(int steps) const {
 }
 
 GridState Timeline::state_after(int steps) const {
-  GridState grid;
   const std::size_t end = end_of(steps);
+  if (end == events_.size()) {
+    try {
+      for (; latest_end_ < end; ++latest_end_) latest_.apply(events_[latest_end_]);
+    } catch (...) {  // a bad event may have been half applied: start over next time (and fail the same way)
+      latest_ = {};
+      latest_end_ = 0;
+      throw;
+    }
+    return latest_;
+  }
+  GridState grid;
   for (std::size_t i = 0; i < end; ++i) grid.apply(events_[i]);
   return grid;
 }

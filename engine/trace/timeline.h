@@ -57,6 +57,10 @@ class Timeline {
   std::vector<StepPoint> steps_;
   std::optional<RunBegin> run_begin_;
   MetricsAccumulator metrics_;
+  // The state after every event so far, caught up lazily: a live view asks for it at every frame, and replaying
+  // the whole run each time grows with the square of its length. Not for concurrent readers.
+  mutable GridState latest_;
+  mutable std::size_t latest_end_ = 0;
   bool finished_ = false;
   StepPoint open_;  // counts of the step in progress
 };
