@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libopencv-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   xvfb xauth imagemagick fonts-dejavu-core
+  clang libclang-rt-dev
   fonts-noto-color-emoji unicode-data
 )
 

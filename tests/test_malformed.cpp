@@ -1,6 +1,7 @@
 // The malformed-inputs corpus (tests/malformed/, one small file per case, named after what is wrong) replayed
 // through the real readers: traces and PNG requests through their readers and the studio window (offscreen), manifests through
-// Engine::load, safetensors through the weights loader, images through the checker's reader. Each must give a
+// Engine::load, safetensors through the weights loader, images through the checker's reader, prompts through a text
+// bundle's prompt check. Each must give a
 // speculum::Error naming the file or field (no crash, no other exception), within a time limit, and the corpus
 // folder must be exactly as before (nothing written, nothing destroyed).
 #include <QDir>
@@ -8,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <filesystem>
+#include <fstream>
 
 #include "common/image_output.h"
 #include "common/png_export.h"
@@ -95,6 +97,18 @@ class TestMalformed : public QObject {
             GenerateParams::from_json(it->second);
           },
           "", &message));
+    } else if (kind == "prompts") {  // typed into a text-conditioned bundle's request
+      EngineParams params;
+      params.bundle_dir = test::bundles_dir() + "/tiny-text";
+      params.device = "cpu";
+      static const std::unique_ptr<Engine> engine = Engine::load(params);
+      std::ifstream in(path, std::ios::binary);
+      const std::string prompt{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      message = engine->check_prompt(prompt);
+      QVERIFY2(!message.empty(), "accepted");
+      QVERIFY2(message.find("prompt") != std::string::npos, message.c_str());
+      for (unsigned char c : message) QVERIFY2(c >= 0x20, "a control character passed on");
+      QVERIFY2(!QString::fromStdString(message).contains(QChar::ReplacementCharacter), "bytes that are not UTF-8 passed on");
     } else if (kind == "images") {
       QVERIFY(test::throws_error_containing([&] { eval::read_rgb_image(path); }, QFileInfo(file).fileName().toStdString(), &message));
     } else {

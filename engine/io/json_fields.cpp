@@ -51,7 +51,25 @@ nlohmann::json parse_untrusted_json(const std::string& text, const std::string& 
 }
 
 std::string short_text(const std::string& text, std::size_t max_chars) {
-  return text.size() <= max_chars ? text : text.substr(0, max_chars) + "… (" + std::to_string(text.size()) + " characters)";
+  std::string out;
+  std::size_t chars = 0, i = 0;
+  while (i < text.size() && chars < max_chars) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (valid && (length > 1 || (byte >= 0x20 && byte != 0x7F))) {
+      out.append(text, i, length);
+      i += length;
+    } else {  // a control character or a byte that is not UTF-8: shown, never passed on to a terminal or a label
+      static const char* const kHex = "0123456789abcdef";
+      out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xF];
+      ++i;
+    }
+    ++chars;
+  }
+  if (i < text.size()) out += "… (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string where)

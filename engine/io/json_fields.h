@@ -10,6 +10,8 @@ namespace speculum {
 // Parses untrusted text. Throws Error naming `what` for invalid JSON, nesting deeper than `max_depth`, or a key repeated in one object.
 nlohmann::json parse_untrusted_json(const std::string& text, const std::string& what, int max_depth);
 // `text`, cut to `max_chars` with its length noted: outside data quoted in a message never floods it.
+// Outside text for a message: at most max_chars characters (then "… (N bytes)"), control characters and bytes
+// that are not UTF-8 written as \xNN.
 std::string short_text(const std::string& text, std::size_t max_chars = 80);
 
 // Reads `object[key]` as the requested type; `where` ("speculum.json: target") prefixes errors.

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "error.h"
+#include "io/json_fields.h"
 
 namespace speculum {
 namespace {
@@ -68,7 +69,7 @@ std::vector<int> TextVocabulary::encode(const std::string& prompt) const {
     if (it == ids_.end()) {
       std::string suggestions;
       for (const auto& s : nearest(w, 5)) suggestions += (suggestions.empty() ? "" : ", ") + s;
-      throw Error("unknown word '" + w + "' in the prompt; nearest known words: " + suggestions);
+      throw Error("unknown word '" + short_text(w, 40) + "' in the prompt; nearest known words: " + suggestions);
     }
     ids.push_back(it->second);
   }
