@@ -8,13 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-launcher=()
-if command -v ccache >/dev/null; then  # as scripts/build.sh: clones in other folders hit the cache
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime CCACHE_BASEDIR=$PWD
-fi
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPECULUM_FUZZ=ON "${launcher[@]}" >/dev/null
-cmake --build build-fuzz -j "${SPECULUM_JOBS:-$(nproc)}"
+CC=clang CXX=clang++ BUILD_DIR=build-fuzz SPECULUM_CMAKE_ARGS="-DSPECULUM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
+  bash scripts/build.sh
 declare -A seeds=(
   [safetensors]="tests/malformed/safetensors"
   [manifest]="tests/malformed/manifests resources/models/default/speculum.json"

@@ -30,13 +30,11 @@ QImage low_res_preview_image(const Engine& engine, const GridState& grid, const 
 }
 
 QImage LivePreview::image_for(const Engine& engine, const GridState& grid) {
-  if (grid.committed_count() != committed_ && pacer_.due()) {
-    QElapsedTimer cost;
-    cost.start();
-    image_ = preview_image(engine, grid);
-    committed_ = grid.committed_count();
-    pacer_.ran(cost.elapsed());
-  }
+  if (grid.committed_count() != committed_)
+    pacer_.run_if_due([&] {
+      image_ = preview_image(engine, grid);
+      committed_ = grid.committed_count();
+    });
   return image_;
 }
 

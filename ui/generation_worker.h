@@ -3,7 +3,6 @@
 // Previews are decoded by the window from the committed tokens, so they never count in a run's time.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QImage>
 #include <QObject>
 #include <QThread>

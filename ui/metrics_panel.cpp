@@ -108,13 +108,9 @@ MetricsPanel::Chart MetricsPanel::make_chart(const QString& title, const QString
 
 void MetricsPanel::show_timeline(const Timeline& timeline, int shown_steps, bool live) {
   const int n = std::clamp(shown_steps, 0, timeline.step_count());
-  if (!live || live_charts_pacer_.due()) {
-    QElapsedTimer cost;
-    cost.start();
-    plot(timeline, n, live);
-    live_charts_pacer_.ran(cost.elapsed());
-  }
-  const RunMetrics m = n == timeline.step_count() ? timeline.metrics() : timeline.metrics_after(n);
+  if (live) live_charts_pacer_.run_if_due([&] { plot(timeline, n, true); });
+  else plot(timeline, n, false);
+  const RunMetrics m = timeline.metrics_after(n);
   // One group per line, so that the narrow dock never breaks a label from its number.
   QString text = QString("<b>%1</b> · step %2/%3<br>%4 tokens · NFE %5 · τ %6")
                      .arg(timeline.run_begin() ? QString::fromStdString(timeline.run_begin()->method) : QString("—"))

@@ -15,6 +15,16 @@ class Pacer {
   bool due() const;
   void ran(qint64 cost_ms);  // the work ran now and took cost_ms
   void reset() { clock_.invalidate(); }
+  // Runs `work` if it is due, timing it; returns whether it ran.
+  template <typename Work>
+  bool run_if_due(Work&& work) {
+    if (!due()) return false;
+    QElapsedTimer cost;
+    cost.start();
+    work();
+    ran(cost.elapsed());
+    return true;
+  }
 
  private:
   qint64 min_interval_ms_;

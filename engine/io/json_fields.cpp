@@ -1,11 +1,13 @@
 #include "io/json_fields.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <set>
 
 #include "error.h"
+#include "io/limits.h"
 
 namespace speculum {
 namespace {
@@ -41,6 +43,9 @@ nlohmann::json parse_untrusted_json(const std::string& text, const std::string& 
     if (event == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
     if (event == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
       throw Error(what + ": the key '" + short_text(parsed.get<std::string>()) + "' appears twice in one object");
+    if (event == nlohmann::json::parse_event_t::value && parsed.is_number_float() &&
+        !(std::fabs(parsed.get<double>()) <= limits::kMaxJsonFloat))  // also refuses what overflowed to infinity
+      throw Error(what + ": the number " + parsed.dump() + " is out of range (the limit is ±2^31)");
     return true;
   };
   try {

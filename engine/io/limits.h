@@ -18,6 +18,9 @@ inline constexpr std::size_t kMaxTraceLineBytes = 64u << 20;
 inline constexpr int kMaxTraceLineDepth = 6;        // a valid event nests 3 deep (event, cells, cell)
 inline constexpr std::size_t kMaxLabelChars = 256;  // method, phase, draft source, distribution, region kind
 inline constexpr std::size_t kMaxParamsJsonBytes = 1u << 20;  // a trace's recorded request
+// Magnitude of a number with a fraction or exponent in any JSON read: nlohmann casts such a number to an integer
+// field, undefined beyond the integer's range (fuzz_trace found it).
+inline constexpr double kMaxJsonFloat = 2147483647.0;
 inline constexpr int kMaxStepPasses = 1 << 16;      // target forward passes a trace may claim for one step
 
 }  // namespace speculum::limits

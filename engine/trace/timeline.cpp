@@ -72,8 +72,9 @@ GridState Timeline::state_after(int steps) const {
 }
 
 RunMetrics Timeline::metrics_after(int steps) const {
-  MetricsAccumulator metrics;
   const std::size_t end = end_of(steps);
+  if (end == events_.size()) return metrics_.metrics();
+  MetricsAccumulator metrics;
   for (std::size_t i = 0; i < end; ++i) metrics.apply(events_[i]);
   return metrics.metrics();
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <unistd.h>
 
@@ -14,10 +15,8 @@ namespace speculum::fuzz {
 // A folder of this process's own under $TMPDIR (libFuzzer's -jobs run processes side by side).
 inline const std::string& scratch_folder() {
   static const std::string folder = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/speculum-fuzz-" + std::to_string(getpid());
-    std::string command = "mkdir -p '" + path + "'";
-    if (std::system(command.c_str()) != 0) std::abort();
+    const std::string path = (std::filesystem::temp_directory_path() / ("speculum-fuzz-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(path);
     return path;
   }();
   return folder;
