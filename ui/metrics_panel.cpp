@@ -161,7 +161,7 @@ void MetricsPanel::plot(const Timeline& timeline, int n, bool live) {
   acceptance_.series->replace(acceptance);
   acceptance_.x->setRange(0, total_steps);
   acceptance_.y->setRange(0, 1);
-  for (QValueAxis* axis : {tokens_per_pass_.x, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
+  for (QValueAxis* axis : {tokens_per_pass_.x, tokens_per_pass_.y, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
   acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
                                                              : "Acceptance per step (no drafts)");
 }
