@@ -27,9 +27,9 @@ std::string bundle_file(const JsonFields& section, const std::string& key, const
 }
 
 std::string read_text_file(const std::string& path, std::size_t max_bytes) {
-  const auto size = static_cast<std::size_t>(check_input_file(path, max_bytes, "manifest"));
+  const auto size = static_cast<std::size_t>(check_input_file(path, max_bytes, "manifest", " (is this a Speculum bundle folder?)"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open '" + path + "' (is this a Speculum bundle folder?)");
+  if (!in) throw Error("cannot open manifest '" + path + "'");
   std::string text(size, '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
   return text;

@@ -15,10 +15,11 @@ const char* special_file_kind(const std::filesystem::file_status& status) {
   return "not a regular file";
 }
 
-std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
+std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows links: a link to a regular file is fine
-  if (ec || !std::filesystem::exists(status)) throw Error(std::string("cannot read ") + what + " '" + path + "': no such file");
+  if (ec || !std::filesystem::exists(status))
+    throw Error(std::string("cannot read ") + what + " '" + path + "': no such file" + missing_hint);
   if (!std::filesystem::is_regular_file(status))
     throw Error(std::string("refusing to read ") + what + " '" + path + "': it is " + special_file_kind(status));
   const std::uint64_t size = std::filesystem::file_size(path, ec);

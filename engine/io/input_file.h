@@ -12,7 +12,7 @@ namespace speculum {
 // "a folder", "a FIFO", "a device", "a symbolic link" or "not a regular file": how refusals name what is at a path.
 const char* special_file_kind(const std::filesystem::file_status& status);
 
-// The file's size; `what` names it in errors ("trace", "manifest", ...).
-std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what);
+// The file's size; `what` names it in errors ("trace", "manifest", ...), `missing_hint` follows "no such file".
+std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint = "");
 
 }  // namespace speculum
