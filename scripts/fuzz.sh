@@ -16,7 +16,7 @@ declare -A seeds=(
   [trace]="tests/malformed/traces tests/fuzz/seeds/trace"
   [request]="tests/fuzz/seeds/request"
   [prompt]="tests/fuzz/seeds/prompt"
-  [torch_checkpoint]="tests/fixtures/llamagen/c2i_tiny.pt tests/fixtures/llamagen/c2i_tiny_bf16_prefixed.pt"
+  [torch_checkpoint]="tests/malformed/checkpoints tests/fixtures/llamagen/c2i_tiny.pt tests/fixtures/llamagen/c2i_tiny_bf16_prefixed.pt"
 )
 mkdir -p build-fuzz/findings
 failed=()

@@ -1,7 +1,7 @@
 // The malformed-inputs corpus (tests/malformed/, one small file per case, named after what is wrong) replayed
 // through the real readers: traces and PNG requests through their readers and the studio window (offscreen), manifests through
-// Engine::load, safetensors through the weights loader, images through the checker's reader, prompts through a text
-// bundle's prompt check. Each must give a
+// Engine::load, safetensors through the weights loader, PyTorch checkpoints through the torch.save reader, images
+// through the checker's reader, prompts through a text bundle's prompt check. Each must give a
 // speculum::Error naming the file or field (no crash, no other exception), within a time limit, and the corpus
 // folder must be exactly as before (nothing written, nothing destroyed).
 #include <QDir>
@@ -15,6 +15,7 @@
 #include "common/png_export.h"
 #include "eval/prompt_checker.h"
 #include "io/safetensors.h"
+#include "io/torch_checkpoint.h"
 #include "main_window.h"
 #include "models/tensor_io.h"
 #include "speculum.h"
@@ -97,6 +98,13 @@ class TestMalformed : public QObject {
             GenerateParams::from_json(it->second);
           },
           "", &message));
+    } else if (kind == "checkpoints") {  // torch.save files, as `convert llamagen` reads them
+      QVERIFY(test::throws_error_containing(
+          [&] {
+            const TorchCheckpoint checkpoint = TorchCheckpoint::open(path);
+            for (const CheckpointTensor& tensor : checkpoint.tensors()) checkpoint.read(tensor);
+          },
+          QFileInfo(file).fileName().toStdString(), &message));
     } else if (kind == "prompts") {  // typed into a text-conditioned bundle's request
       EngineParams params;
       params.bundle_dir = test::bundles_dir() + "/tiny-text";
