@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <list>
 #include <mutex>
 #include <sstream>
 
 #include "decoding/method.h"
 #include "io/bundle.h"
 #include "io/safetensors.h"
+#include "io/json_fields.h"
+#include "io/t5_folder.h"
+#include "models/t5_captions.h"
 #include "models/text_vocabulary.h"
 #include "models/device.h"
 #include "models/drafter.h"
@@ -65,6 +69,10 @@ struct Engine::Impl {
   std::unique_ptr<Transformer> target;
   std::unique_ptr<VqModel> tokenizer;
   TextVocabulary vocabulary;
+  std::unique_ptr<T5Captions> t5;  // T5 bundles
+  // The encoder runs once per prompt: every method, pane and drafter of a request reuses its output.
+  mutable std::mutex caption_mutex;
+  mutable std::list<std::pair<std::string, std::shared_ptr<const EncodedCaption>>> captions;  // most recent first
   std::map<std::string, std::unique_ptr<Drafter>> drafters;
   std::unique_ptr<SpatialHeads> ssd_heads;
   std::unique_ptr<Transformer> low_res_drafter;
@@ -73,6 +81,8 @@ struct Engine::Impl {
   ModelInfo info;
   std::mutex generate_mutex;
 
+  void load_t5(const EngineParams& params, const LogCallback& log);
+  std::shared_ptr<const EncodedCaption> encoded_caption(const std::string& prompt) const;
   // The prefix of `model` (the target, or a drafter with the target's conditioning) for the request.
   ConditionPrefix condition(const Transformer& model, const GenerateParams& p, int rows) const;
   at::Tensor codes(const std::vector<int>& tokens, int rows, int cols) const;
@@ -82,6 +92,40 @@ struct Engine::Impl {
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
+
+namespace {
+
+constexpr std::size_t kCachedCaptions = 16;
+
+}  // namespace
+
+void Engine::Impl::load_t5(const EngineParams& params, const LogCallback& log) {
+  const BundleManifest& m = manifest;
+  const std::string dir = params.t5_folder.empty() ? m.t5_folder() : params.t5_folder;
+  T5Folder folder;
+  try {
+    folder = open_t5_folder(dir);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (bundle '" + m.name + "' reads its captions with this T5 encoder; give another folder with --t5)");
+  }
+  const std::string found = t5_fingerprint(folder);
+  if (found != m.t5->fingerprint)
+    throw Error("T5 folder '" + dir + "' is not the encoder bundle '" + m.name + "' was converted with: the bundle expects '" +
+                m.t5->fingerprint + "', the folder holds '" + found + "'");
+  if (folder.config.d_model != m.target.caption_dim)
+    throw Error("T5 folder '" + dir + "': d_model " + std::to_string(folder.config.d_model) + " differs from the target's caption_dim " +
+                std::to_string(m.target.caption_dim));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> ignored;
+  t5 = std::make_unique<T5Captions>(folder, device, m.t5->clean_captions, m.target.cls_token_num, &ignored);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::ostringstream line;
+  line << "T5 encoder from " << dir << " (" << t5_layout_name(folder.layout) << ", " << t5->encoder().parameter_count() / 1e6
+       << " M parameters, computed in " << at::toString(t5->encoder().compute_type()) << ") in " << static_cast<int>(ms) << " ms";
+  if (!ignored.empty()) line << "; ignored " << ignored.size() << " tensors it does not need, e.g. '" << ignored.front() << "'";
+  log_line(log, LogLevel::Info, line.str());
+  info.text_encoder = dir + ": " + found + (m.t5->clean_captions ? "; prompts cleaned as LlamaGen does" : "");
+}
 
 std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallback& log) {
   const auto start = std::chrono::steady_clock::now();
@@ -97,12 +141,14 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   impl->tokenizer = std::make_unique<VqModel>(
       m.tokenizer, load_checked(m.tokenizer_path(), vq_tensor_specs(m.tokenizer), impl->device, log), impl->device);
   impl->vocabulary = TextVocabulary(m.text_vocab);
+  if (m.t5) impl->load_t5(params, log);
   MethodResources& resources = impl->resources;
   resources.bundle = m.dir;
   resources.class_conditioned = m.target.condition == ConditionKind::Class;
   for (const auto& [name, entry] : m.drafters) {
     impl->drafters[name] = std::make_unique<Drafter>(
-        *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target), impl->device, log));
+        *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target, entry.convention), impl->device, log),
+        entry.convention, entry.norm_eps, entry.rope_grid);
     resources.drafters[name] = impl->drafters[name].get();
   }
   if (const auto& h = m.ssd_heads) {
@@ -139,6 +185,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   }
   info.classes = m.classes;
   info.text_vocab = m.text_vocab;
+  info.free_text = impl->t5 != nullptr;
   info.max_prompt_words = info.text_conditioned ? g.cls_token_num : 0;
   info.grid_rows = g.grid_rows;
   info.grid_cols = g.grid_cols;
@@ -177,9 +224,30 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
 
 const ModelInfo& Engine::info() const { return impl_->info; }
 
+std::shared_ptr<const EncodedCaption> Engine::Impl::encoded_caption(const std::string& prompt) const {
+  {
+    std::lock_guard lock(caption_mutex);
+    for (auto it = captions.begin(); it != captions.end(); ++it)
+      if (it->first == prompt) {
+        captions.splice(captions.begin(), captions, it);
+        return it->second;
+      }
+  }
+  c10::InferenceMode inference;
+  auto encoded = std::make_shared<const EncodedCaption>(t5->encode(prompt));
+  std::lock_guard lock(caption_mutex);
+  captions.emplace_front(prompt, encoded);
+  if (captions.size() > kCachedCaptions) captions.pop_back();
+  return encoded;
+}
+
 ConditionPrefix Engine::Impl::condition(const Transformer& model, const GenerateParams& p, int rows) const {
   if (info.text_conditioned) {
     if (p.class_id >= 0) throw Error("this bundle is text-conditioned: give a prompt, not a class");
+    if (t5) {
+      const auto caption = encoded_caption(p.prompt);
+      return model.caption_prefix(caption->features, caption->slots, rows);
+    }
     return model.text_prefix(vocabulary.encode(p.prompt), rows);
   }
   int class_id = p.class_id;
@@ -193,7 +261,27 @@ ConditionPrefix Engine::Impl::condition(const Transformer& model, const Generate
   return model.class_prefix(std::max(class_id, 0), rows);
 }
 
+std::string Engine::prompt_warning(const std::string& prompt) const {
+  if (!impl_->t5) return {};
+  try {
+    const TokenizedCaption tokens = impl_->t5->tokenize(prompt);
+    if (tokens.dropped_text.empty()) return {};
+    return "the prompt is " + std::to_string(tokens.pieces + 1) + " T5 tokens; the model reads " +
+           std::to_string(impl_->t5->max_tokens()) + " (eos included), so this is cut: '" + short_text(tokens.dropped_text, 200) + "'";
+  } catch (const Error&) {
+    return {};  // check_prompt says what is wrong
+  }
+}
+
 std::string Engine::check_prompt(const std::string& prompt) const {
+  if (impl_->t5) {
+    try {
+      impl_->t5->tokenize(prompt);
+      return {};
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
   try {
     GenerateParams params;
     params.prompt = prompt;
@@ -294,7 +382,7 @@ std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<
   const int rows = impl_->info.sampling.uses_cfg() ? 2 : 1;
   KVCache cache = impl_->target->make_cache(rows, 0);
   GenerateParams request;
-  if (impl_->info.text_conditioned) request.prompt = impl_->info.text_vocab.front();
+  if (impl_->info.text_conditioned && !impl_->info.free_text) request.prompt = impl_->info.text_vocab.front();
   const ConditionPrefix prefix = impl_->condition(*impl_->target, request, rows);
   impl_->target->forward(DecodeSession::prefix_input(*impl_->target, prefix), cache);
   const auto input = [&](int first, int count) {
@@ -320,6 +408,21 @@ std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<
   return costs;
 }
 
+double Engine::measure_caption_cost(const std::string& prompt, int repeats) const {
+  if (!impl_->t5) throw Error("bundle '" + impl_->info.name + "' reads no T5 captions");
+  std::lock_guard lock(impl_->generate_mutex);
+  if (impl_->threads > 0) at::set_num_threads(impl_->threads);
+  c10::InferenceMode inference;
+  std::vector<double> ms;
+  for (int r = 0; r < std::max(1, repeats) + 1; ++r) {  // one untimed
+    const auto start = std::chrono::steady_clock::now();
+    impl_->t5->encode(prompt);
+    if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+
 GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   if (impl_->threads > 0) at::set_num_threads(impl_->threads);  // this thread's team (a worker thread starts with the default)
@@ -333,6 +436,7 @@ GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& c
   ConditionPrefix prefix = impl_->condition(*impl_->target, params, rows);
   KVCache cache = impl_->target->make_cache(rows, method->extra_cache_slots());
   log_line(cb.log, LogLevel::Info, "generate: " + params.to_string());
+  if (const std::string warning = prompt_warning(params.prompt); !warning.empty()) log_line(cb.log, LogLevel::Warn, warning);
 
   MetricsAccumulator metrics;
   auto sink = [&](const Event& e) {

@@ -10,6 +10,7 @@ namespace speculum {
 std::string EngineParams::to_string() const {
   std::ostringstream s;
   s << "bundle=" << bundle_dir << " device=" << device << " threads=" << threads;
+  if (!t5_folder.empty()) s << " t5=" << t5_folder;
   return s.str();
 }
 

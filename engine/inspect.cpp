@@ -43,7 +43,7 @@ InspectReport inspect(const std::string& path) {
   const BundleManifest m = read_manifest(path);
   std::vector<std::pair<std::string, std::vector<TensorSpec>>> parts = {
       {m.target_path(), gpt_tensor_specs(m.target)}, {m.tokenizer_path(), vq_tensor_specs(m.tokenizer)}};
-  for (const auto& [name, entry] : m.drafters) parts.push_back({m.drafter_path(name), drafter_tensor_specs(m.target)});
+  for (const auto& [name, entry] : m.drafters) parts.push_back({m.drafter_path(name), drafter_tensor_specs(m.target, entry.convention)});
   if (const auto& h = m.ssd_heads) parts.push_back({m.ssd_heads_path(), spatial_heads_tensor_specs(m.target, h->horizontal, h->vertical)});
   if (m.low_res_drafter) parts.push_back({m.low_res_drafter_path(), gpt_tensor_specs(m.low_res_config())});
   for (const auto& [file, specs] : parts) {

@@ -1,8 +1,11 @@
 // create_random_bundle: random-weight bundles of preset sizes for tests, demos and benchmarks.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "data/shapes_scene.h"
+#include "io/atomic_file.h"
 #include "io/bundle.h"
+#include "io/t5_folder.h"
 #include "models/drafter.h"
 #include "models/random_weights.h"
 #include "models/spatial_heads.h"
@@ -94,8 +97,16 @@ void create_random_bundle(const RandomBundleParams& params) {
       m.classes.push_back(i < static_cast<int>(kClassNames.size()) ? kClassNames[i] : "class " + std::to_string(i));
     g.num_classes = p.num_classes;
     g.cls_token_num = 1;
+  } else if (params.condition == "t5") {
+    if (params.t5_dir.empty()) throw Error("a random T5-conditioned bundle needs the T5 folder it reads captions with (t5_dir)");
+    const T5Folder t5 = open_t5_folder(params.t5_dir);
+    g.condition = ConditionKind::Text;
+    g.caption_source = CaptionSource::T5;
+    g.cls_token_num = 120;  // LlamaGen's t5-feature-max-len
+    g.caption_dim = t5.config.d_model;
+    m.t5 = T5Reference{std::filesystem::absolute(params.t5_dir).lexically_normal().string(), t5_fingerprint(t5), true};
   } else {
-    throw Error("unknown condition '" + params.condition + "' (allowed: text, class)");
+    throw Error("unknown condition '" + params.condition + "' (allowed: text, class, t5)");
   }
   validate_config(g);
   validate_config(m.tokenizer);
@@ -106,6 +117,8 @@ void create_random_bundle(const RandomBundleParams& params) {
   save_tensors(params.out_dir + "/" + m.target_weights, random_weights(gpt_tensor_specs(g), params.seed), storage, meta);
   save_tensors(params.out_dir + "/" + m.tokenizer_weights,
                random_weights(vq_tensor_specs(m.tokenizer), params.seed + 1), storage, meta);
+  if (params.drafters && g.caption_source == CaptionSource::T5)
+    throw Error("random drafters for a T5-conditioned bundle are not written (train or import them); pass --no-drafters");
   if (params.drafters) {
     for (const auto& name : kDrafterNames) {
       const std::string file = "drafter-" + name + ".safetensors";
@@ -125,6 +138,29 @@ void create_random_bundle(const RandomBundleParams& params) {
     m.soft_verification = SoftVerificationBounds{1.0, 1.0, 1.0, 3.0, 0.9, 0};
   }
   write_manifest(m, params.out_dir);
+}
+
+void create_random_t5_folder(const RandomT5Params& params) {
+  T5Config c;
+  if (params.preset == "tiny") {
+    c.vocab_size = 300, c.d_model = 32, c.d_kv = 8, c.d_ff = 64, c.num_layers = 2, c.num_heads = 4;
+  } else if (params.preset == "flan-t5-xl") {
+    c.vocab_size = 32128, c.d_model = 2048, c.d_kv = 64, c.d_ff = 5120, c.num_layers = 24, c.num_heads = 32;
+  } else {
+    throw Error("unknown T5 preset '" + params.preset + "' (allowed: tiny, flan-t5-xl)");
+  }
+  if (params.out_dir.empty()) throw Error("create_random_t5_folder: no output folder given");
+  namespace fs = std::filesystem;
+  fs::create_directories(params.out_dir);
+  fs::copy_file(params.spiece, params.out_dir + "/spiece.model", fs::copy_options::overwrite_existing);
+  const nlohmann::json config = {{"architectures", {"T5EncoderModel"}}, {"model_type", "t5"}, {"vocab_size", c.vocab_size},
+                                 {"d_model", c.d_model}, {"d_kv", c.d_kv}, {"d_ff", c.d_ff}, {"num_layers", c.num_layers},
+                                 {"num_heads", c.num_heads}, {"relative_attention_num_buckets", 32},
+                                 {"relative_attention_max_distance", 128}, {"layer_norm_epsilon", 1e-6},
+                                 {"feed_forward_proj", "gated-gelu"}, {"torch_dtype", params.bf16 ? "bfloat16" : "float32"}};
+  write_text_atomically(params.out_dir + "/config.json", config.dump(2) + "\n");
+  save_tensors(params.out_dir + "/model.safetensors", random_weights(t5_encoder_tensor_specs(c), params.seed),
+               params.bf16 ? DType::BF16 : DType::F32, {{"speculum", "random T5 encoder weights, seed " + std::to_string(params.seed)}});
 }
 
 }  // namespace speculum

@@ -38,6 +38,7 @@ struct EngineParams {
   std::string bundle_dir;        // a folder with speculum.json
   std::string device = "auto";   // "auto" (CUDA when available), "cpu" or "cuda"
   int threads = 0;               // LibTorch intra-op threads; 0 leaves the current setting
+  std::string t5_folder;         // T5 bundles: the T5 folder to use instead of the one the manifest names
   std::string to_string() const;
 };
 
@@ -89,7 +90,9 @@ struct ModelInfo {
   std::string device;
   bool text_conditioned = false;
   std::vector<std::string> classes;     // class bundles
-  std::vector<std::string> text_vocab;  // text bundles
+  std::vector<std::string> text_vocab;  // text bundles with a vocabulary of their own
+  bool free_text = false;               // T5 bundles: any text; max_prompt_words counts T5 tokens (eos included)
+  std::string text_encoder;             // T5 bundles: the folder and what it holds
   int max_prompt_words = 0;
   int grid_rows = 0;
   int grid_cols = 0;
@@ -124,6 +127,9 @@ class Engine {
                           const std::atomic<bool>* cancel = nullptr);
   // Empty when the prompt is usable; otherwise the reason (unknown words with suggestions, ...).
   std::string check_prompt(const std::string& prompt) const;
+  // Empty when the model reads the whole prompt; otherwise what it leaves out (T5 bundles: the tokens past
+  // max_prompt_words, after LlamaGen's cleaning). generate() logs it as a warning too.
+  std::string prompt_warning(const std::string& prompt) const;
   Image decode(const std::vector<int>& tokens) const;     // a full grid, raster order
   // What one target forward of n new tokens costs on this device, after the prefix and `context` image tokens,
   // with the bundle's CFG rows: the bound on what any method that verifies n tokens per pass can gain.
@@ -132,6 +138,9 @@ class Engine {
     double ms = 0;  // median of `repeats`
   };
   std::vector<ForwardCost> measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const;
+  // T5 bundles: what encoding one prompt costs (cleaning, tokenising, the encoder; median of `repeats`, in ms, on the
+  // calling thread's threads). A generation pays it once per prompt: the features are reused.
+  double measure_caption_cost(const std::string& prompt, int repeats) const;
   Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
   // What each code looks like on its own: the centre cell of a 3x3 grid of that code, decoded (one patch of
   // image_size / grid_cols pixels a side per token). Throws Error for a token outside the codebook.
@@ -154,8 +163,9 @@ std::string describe_runtime(const std::string& device);
 // A bundle with random weights of a preset size, for tests, demos and benchmarks.
 struct RandomBundleParams {
   std::string out_dir;
-  std::string preset = "small";  // "tiny" | "small" | "base"
-  std::string condition = "text";  // "text" | "class"
+  std::string preset = "small";  // "tiny" | "small" | "base" | "llamagen-b" | "llamagen-l" | "llamagen-xl"
+  std::string condition = "text";  // "text" | "class" | "t5" (LlamaGen T2I: 120 caption slots read by t5_dir)
+  std::string t5_dir;              // condition "t5": the T5 folder the bundle refers to (create_random_t5_folder makes one)
   int dim = 0, n_layer = 0, n_head = 0, grid = 0, vocab = 0;  // 0: the preset's value
   std::uint64_t seed = 0;
   bool fp16 = false;  // store weights as F16
@@ -165,12 +175,25 @@ struct RandomBundleParams {
 };
 void create_random_bundle(const RandomBundleParams& params);
 
-// Converts LlamaGen's class-conditional checkpoints (torch.save `.pt` files, read without Python and
-// without executing them) into a bundle folder, written atomically. Throws Error naming the file, tensor or
+// A T5 encoder folder in the Hugging Face layout with random weights (config.json, model.safetensors, and a copy of
+// `spiece` as spiece.model): for timing and memory of real sizes, e.g. flan-t5-xl's encoder (1.2 B parameters).
+struct RandomT5Params {
+  std::string out_dir;
+  std::string preset = "tiny";  // "tiny" (the shapes of tests/fixtures/llamagen-t2i/t5_tiny) | "flan-t5-xl"
+  std::string spiece;           // a SentencePiece model to copy in
+  bool bf16 = false;            // store weights as BF16 (as flan-t5-xl is usually run)
+  std::uint64_t seed = 0;
+};
+void create_random_t5_folder(const RandomT5Params& params);
+
+// Converts LlamaGen's checkpoints (torch.save `.pt` files, read without Python and without executing them) into a
+// bundle folder, written atomically: class-conditional (c2i) GPTs, and text-to-image (t2i) GPTs with the T5 folder
+// they read captions with (the bundle refers to that folder and checks it at load). Throws Error naming the file, tensor or
 // key at fault; `report` lines say what was inferred from where and what was left out.
 struct ConvertParams {
   std::string gpt_path;   // e.g. c2i_B_256.pt
   std::string vq_path;    // e.g. vq_ds16_c2i.pt
+  std::string t5_dir;     // t2i GPTs: the Flan-T5 folder (Hugging Face layout); must be empty for c2i
   std::string out_dir;    // must not exist yet
   std::string name;       // bundle name; empty: "llamagen-" + the GPT file's stem
   std::string state_key;  // the checkpoint entry holding the weights ("model", "ema", ...); empty: automatic

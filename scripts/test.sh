@@ -39,12 +39,14 @@ fi
 # The engine and CLI tests under AddressSanitizer + UBSan (any report aborts the test); a second build folder
 # without the GUI. Leak checking is off: LibTorch and Qt keep their process-lifetime allocations to exit. The
 # chi-squared losslessness test (minutes of sampling through code the other tests cover) runs in the Release
-# build only.
+# build only. The text-to-image tests (names with "t2i") are left out too: T5's tokenizer lives behind a dlopen with
+# RTLD_DEEPBIND (engine/text/sentencepiece_shim.h), which the sanitizer runtime refuses; the cleaning and tokenizer
+# code runs under AddressSanitizer + UBSan in fuzz_prompt instead.
 if [ "${SPECULUM_SANITIZE_TESTS:-1}" = 1 ]; then
   BUILD_DIR=build-asan SPECULUM_CMAKE_ARGS="-DSPECULUM_SANITIZE=ON -DSPECULUM_BUILD_GUI=OFF" bash scripts/build.sh
   stage_done "sanitizer build"
   export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
-  ctest --test-dir build-asan --output-on-failure -j "${SPECULUM_JOBS:-$(nproc)}" -E '^test_speculative$'
+  ctest --test-dir build-asan --output-on-failure -j "${SPECULUM_JOBS:-$(nproc)}" -E '^test_speculative$|t2i'
   mapfile -t functions < <(build-asan/bin/test_speculative -functions | sed 's/()$//' | grep -vx lossless_methods_reproduce_the_target_distribution)
   build-asan/bin/test_speculative "${functions[@]}" >/dev/null ||
     { echo "sanitizer build: test_speculative failed"; build-asan/bin/test_speculative "${functions[@]}" | grep -v PASS; exit 1; }

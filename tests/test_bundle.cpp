@@ -133,7 +133,7 @@ class TestBundle : public QObject {
       j["target"]["n_head"] = 4;
       j["condition"]["kind"] = "audio";
     });
-    EXPECT_ERROR(Engine::load(params_for(dir)), "'condition.kind' is 'audio' (allowed: class, text)");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "'condition.kind' is 'audio' (allowed: class, text, t5)");
     edit_manifest(dir, [](auto& j) {
       j["condition"]["kind"] = "text";
       j["target"]["vocab_size"] = 512;

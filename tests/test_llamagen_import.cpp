@@ -15,6 +15,7 @@
 #include "models/transformer.h"
 #include "sampling/distribution.h"
 #include "speculum.h"
+#include "llamagen_reference.h"
 #include "test_helpers.h"
 
 using namespace speculum;
@@ -120,31 +121,7 @@ class TestLlamaGenImport : public QObject {
     const Transformer model(m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU), at::kCPU);
     for (const auto& run : ref_["runs"]) {
       const float cfg = run["cfg_scale"];
-      const int rows = cfg > 1 ? 2 : 1;
-      const auto tokens = run["tokens"].get<std::vector<std::int64_t>>();
-      // Teacher forcing: the prefix's output predicts cell 0, token i (position i + 1) predicts cell i + 1.
-      KVCache cache = model.make_cache(rows, 0);
-      ForwardInput prefix;
-      const ConditionPrefix condition = model.class_prefix(run["class_id"], rows);
-      prefix.embeddings = condition.embeddings;
-      prefix.positions = model.prefix_positions();
-      prefix.attendable = condition.attendable;
-      const at::Tensor first = model.forward(prefix, cache).logits;
-      ForwardInput rest;
-      rest.tokens = at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end() - 1), at::kLong);
-      for (std::size_t i = 0; i + 1 < tokens.size(); ++i) rest.positions.push_back(1 + static_cast<std::int64_t>(i));
-      const at::Tensor logits = at::cat({first, model.forward(rest, cache).logits}, 1);  // [rows, 64, V]
-      const at::Tensor guided = rows == 2 ? cfg_combine(logits, cfg) : logits[0];
-      const at::Tensor logp = at::log_softmax(guided.to(at::kDouble), -1);
-      const auto expected = run["logp"].get<std::vector<double>>();
-      double worst = 0;
-      for (std::size_t i = 0; i < tokens.size(); ++i)
-        worst = std::max(worst, std::abs(logp[static_cast<std::int64_t>(i)][tokens[i]].item<double>() - expected[i]));
-      for (int step = 0; step < 3; ++step) {
-        const auto full = run["logsoftmax_first3"][step].get<std::vector<double>>();
-        for (std::size_t v = 0; v < full.size(); ++v)
-          worst = std::max(worst, std::abs(logp[step][static_cast<std::int64_t>(v)].item<double>() - full[v]));
-      }
+      const double worst = test::worst_logp_error(model, model.class_prefix(run["class_id"], cfg > 1 ? 2 : 1), run);
       QVERIFY2(worst < 1e-4, qPrintable(QString("max |d log p| %1 at class %2, cfg %3").arg(worst).arg(run["class_id"].get<int>()).arg(cfg)));
     }
   }
@@ -152,23 +129,12 @@ class TestLlamaGenImport : public QObject {
   void decoded_images_match_within_one_level() {
     const auto engine = Engine::load({bundle_, "cpu", 1});
     for (const auto& [png, class_id, cfg] : {std::tuple{"decoded_class0_cfg4.png", 0, 4.0f}, {"decoded_class3_cfg1.png", 3, 1.0f}}) {
-      const QImage expected = QImage(QString::fromStdString(fixture(png))).convertToFormat(QImage::Format_RGB888);
-      QVERIFY(!expected.isNull());
       std::vector<int> tokens;
       for (const auto& run : ref_["runs"])
         if (run["class_id"] == class_id && run["cfg_scale"] == cfg) tokens = run["tokens"].get<std::vector<int>>();
-      const Image image = engine->decode(tokens);
-      QCOMPARE(image.width, expected.width());
-      QCOMPARE(image.height, expected.height());
-      int off_by_one = 0, worse = 0;
-      for (int y = 0; y < image.height; ++y)
-        for (int x = 0; x < image.width * 3; ++x) {
-          const int d = std::abs(int(image.rgb[static_cast<std::size_t>(y * image.width * 3 + x)]) - int(expected.constScanLine(y)[x]));
-          off_by_one += d == 1;
-          worse += d > 1;
-        }
-      QCOMPARE(worse, 0);
-      QVERIFY2(off_by_one * 100 <= image.width * image.height * 3, qPrintable(QString("%1 values off by one").arg(off_by_one)));
+      const test::LevelDifferences d = test::compare_with_png(engine->decode(tokens), fixture(png));
+      QCOMPARE(d.worse, 0);
+      QVERIFY2(d.off_by_one * 100 <= d.values, qPrintable(QString("%1 values off by one").arg(d.off_by_one)));
     }
   }
 

@@ -39,14 +39,21 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
 
   if (info.text_conditioned) {
     prompt_ = new QLineEdit(this);
-    prompt_->setPlaceholderText("a red circle above a blue square on a gray background");
-    QStringList words;
-    for (const auto& w : info.text_vocab) words << QString::fromStdString(w);
-    words.sort();
-    auto* completer = new WordCompleter(words, prompt_);
-    completer->setCaseSensitivity(Qt::CaseInsensitive);
-    prompt_->setCompleter(completer);
-    prompt_->setToolTip(QString("Up to %1 words from the model's vocabulary of %2").arg(info.max_prompt_words).arg(words.size()));
+    if (info.free_text) {  // a T5 bundle reads any text: no vocabulary to complete from
+      prompt_->setPlaceholderText("a photo of a corgi running on a beach at sunset");
+      prompt_->setToolTip(QString("Any text. The model reads up to %1 T5 tokens (end of text included), after LlamaGen's "
+                                  "caption cleaning (lower case, no URLs or HTML); longer prompts are cut, and the hint below says where")
+                              .arg(info.max_prompt_words));
+    } else {
+      prompt_->setPlaceholderText("a red circle above a blue square on a gray background");
+      QStringList words;
+      for (const auto& w : info.text_vocab) words << QString::fromStdString(w);
+      words.sort();
+      auto* completer = new WordCompleter(words, prompt_);
+      completer->setCaseSensitivity(Qt::CaseInsensitive);
+      prompt_->setCompleter(completer);
+      prompt_->setToolTip(QString("Up to %1 words from the model's vocabulary of %2").arg(info.max_prompt_words).arg(words.size()));
+    }
     connect(prompt_, &QLineEdit::textChanged, this, &RequestPanel::validate);
     connect(prompt_, &QLineEdit::returnPressed, this, [this] {
       if (valid()) Q_EMIT submitted();
@@ -130,8 +137,11 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
 void RequestPanel::validate() {
   const QString text = prompt_->text().trimmed();
   problem_ = text.isEmpty() ? QString() : QString::fromStdString(engine_.check_prompt(text.toStdString()));
-  prompt_problem_->setText(problem_);
-  prompt_problem_->setVisible(!problem_.isEmpty());
+  // A prompt the model reads only in part runs, with a warning in another colour.
+  const QString warning = problem_.isEmpty() && !text.isEmpty() ? QString::fromStdString(engine_.prompt_warning(text.toStdString())) : QString();
+  prompt_problem_->setText(problem_.isEmpty() ? warning : problem_);
+  prompt_problem_->setStyleSheet(problem_.isEmpty() ? "color: #B8860B" : "color: #D55E00");
+  prompt_problem_->setVisible(!problem_.isEmpty() || !warning.isEmpty());
   Q_EMIT validity_changed(valid());
 }
 

@@ -8,6 +8,7 @@
 
 #include "convert/imagenet_classes.h"
 #include "io/bundle.h"
+#include "io/t5_folder.h"
 #include "io/torch_checkpoint.h"
 
 namespace speculum {
@@ -23,9 +24,11 @@ struct KnownGpt {
 constexpr KnownGpt kKnownGpts[] = {
     {"GPT-B", 768, 12, 12}, {"GPT-L", 1024, 24, 16}, {"GPT-XL", 1280, 36, 20}, {"GPT-XXL", 1536, 48, 24}, {"GPT-3B", 3200, 24, 32}};
 
-// The defaults of LlamaGen's sampling script (autoregressive/sample/sample_c2i.py).
+// The defaults of LlamaGen's sampling scripts (autoregressive/sample/sample_c2i.py, sample_t2i.py).
 constexpr float kLlamaGenCfg = 4.0f;
 constexpr int kLlamaGenTopK = 2000;
+constexpr float kLlamaGenT2iCfg = 7.5f;
+constexpr int kLlamaGenT2iTopK = 1000;
 
 class Overrides {
  public:
@@ -85,13 +88,32 @@ struct Source {
 
 int dim_of(const CheckpointTensor& t, std::size_t i) { return static_cast<int>(t.shape()[i]); }
 
-GptConfig infer_gpt(const Source& src, const Overrides& set, ConvertReport& report) {
-  if (src.ckpt.find("cls_embedding.cap_proj.fc1.weight"))
-    throw Error(src.where() + " is a text-to-image LlamaGen GPT (it has cls_embedding.cap_proj): it needs the Flan-T5-XL "
-                              "text encoder, which Speculum does not run; only class-conditional (c2i) checkpoints convert");
+bool is_text_to_image(const TorchCheckpoint& ckpt) { return ckpt.find("cls_embedding.cap_proj.fc1.weight") != nullptr; }
+
+// LlamaGen T2I: cap_proj over `caption_dim` T5 features, the null caption `uncond_embedding` [cls_token_num, caption_dim].
+void infer_caption(const Source& src, const Overrides& set, const T5Folder& t5, GptConfig& g, ConvertReport& report) {
+  for (const char* key : {"num_classes", "null_class"})
+    if (set.integer(key)) throw Error(std::string("--set ") + key + ": a text-to-image GPT has no class table");
+  g.condition = ConditionKind::Text;
+  g.caption_source = CaptionSource::T5;
+  const auto& uncond = src.need("cls_embedding.uncond_embedding", 2);
+  g.cls_token_num = dim_of(uncond, 0);
+  g.caption_dim = dim_of(uncond, 1);
+  const auto& fc1 = src.need("cls_embedding.cap_proj.fc1.weight", 2);
+  if (dim_of(fc1, 1) != g.caption_dim || dim_of(fc1, 0) != g.dim)
+    throw Error(src.where() + ": 'cls_embedding.cap_proj.fc1.weight' has shape " + shape_to_string(fc1.shape()) + ", expected [" +
+                std::to_string(g.dim) + ", " + std::to_string(g.caption_dim) + "] (width x caption_dim of uncond_embedding)");
+  if (t5.config.d_model != g.caption_dim)
+    throw Error("T5 folder '" + t5.dir + "': d_model " + std::to_string(t5.config.d_model) + " differs from the GPT's caption width " +
+                std::to_string(g.caption_dim) + " (cls_embedding.uncond_embedding in " + src.where() + "): these do not belong together");
+  report.lines.push_back("text-to-image: " + std::to_string(g.cls_token_num) + " caption slots of width " + std::to_string(g.caption_dim) +
+                         " (from cls_embedding.uncond_embedding); CFG's null caption is uncond_embedding under the caption's mask");
+}
+
+void infer_classes(const Source& src, const Overrides& set, GptConfig& g, ConvertReport& report);
+
+GptConfig infer_gpt(const Source& src, const Overrides& set, const T5Folder* t5, ConvertReport& report) {
   GptConfig g;
-  g.condition = ConditionKind::Class;
-  g.cls_token_num = 1;
   const auto& emb = src.need("tok_embeddings.weight", 2);
   g.vocab_size = dim_of(emb, 0);
   g.dim = dim_of(emb, 1);
@@ -118,6 +140,22 @@ GptConfig infer_gpt(const Source& src, const Overrides& set, ConvertReport& repo
     throw Error("n_head " + std::to_string(g.n_head) + " does not split width " + std::to_string(g.dim) +
                 " into heads whose size is a multiple of 4 (2D RoPE needs that)");
 
+  if (t5) {
+    infer_caption(src, set, *t5, g, report);
+  } else {
+    infer_classes(src, set, g, report);
+  }
+  if (auto v = set.number("rope_base")) g.rope_base = *v;
+  if (auto v = set.number("norm_eps")) g.norm_eps = *v;
+  report.lines.push_back("target: dim " + std::to_string(g.dim) + ", " + std::to_string(g.n_layer) + " layers, ffn " +
+                         std::to_string(g.ffn_dim) + ", vocabulary " + std::to_string(g.vocab_size) + " (from the shapes); " +
+                         std::to_string(g.n_head) + " heads (" + head_source + ")");
+  return g;
+}
+
+void infer_classes(const Source& src, const Overrides& set, GptConfig& g, ConvertReport& report) {
+  g.condition = ConditionKind::Class;
+  g.cls_token_num = 1;
   const int rows = dim_of(src.need("cls_embedding.embedding_table.weight", 2), 0);
   std::string class_source;
   if (auto n = set.integer("num_classes")) {
@@ -139,14 +177,8 @@ GptConfig infer_gpt(const Source& src, const Overrides& set, ConvertReport& repo
     class_source = "the class table's " + std::to_string(rows) + " rows";
   }
   if (g.num_classes < 1) throw Error(src.where() + ": the class table has " + std::to_string(rows) + " rows, no class");
-  if (auto v = set.number("rope_base")) g.rope_base = *v;
-  if (auto v = set.number("norm_eps")) g.norm_eps = *v;
-  report.lines.push_back("target: dim " + std::to_string(g.dim) + ", " + std::to_string(g.n_layer) + " layers, ffn " +
-                         std::to_string(g.ffn_dim) + ", vocabulary " + std::to_string(g.vocab_size) + " (from the shapes); " +
-                         std::to_string(g.n_head) + " heads (" + head_source + ")");
   report.lines.push_back("classes: " + std::to_string(g.num_classes) + (g.class_null_row ? " + the CFG null row" : ", no null row: CFG unavailable") +
                          " (from " + class_source + ")");
-  return g;
 }
 
 VqConfig infer_vq(const Source& src, const Overrides& set, ConvertReport& report) {
@@ -249,8 +281,8 @@ const std::vector<std::pair<std::string, std::string>>& llamagen_override_keys()
       {"rope_base", "RoPE base (LlamaGen: 10000)"},
       {"norm_eps", "RMSNorm epsilon (LlamaGen: 1e-5)"},
       {"norm_groups", "the tokenizer's GroupNorm groups (LlamaGen: 32)"},
-      {"cfg", "the bundle's recommended CFG scale (LlamaGen's sampling script: 4)"},
-      {"top_k", "the bundle's recommended top-k (LlamaGen's sampling script: 2000)"},
+      {"cfg", "the bundle's recommended CFG scale (LlamaGen's sampling scripts: 4 for c2i, 7.5 for t2i)"},
+      {"top_k", "the bundle's recommended top-k (LlamaGen's sampling scripts: 2000 for c2i, 1000 for t2i)"},
   };
   return keys;
 }
@@ -267,10 +299,22 @@ ConvertReport convert_llamagen(const ConvertParams& params) {
   const TorchCheckpoint vq_ckpt = TorchCheckpoint::open(params.vq_path, params.state_key);
   for (const auto& note : gpt.notes()) report.lines.push_back("GPT checkpoint: " + note);
   for (const auto& note : vq_ckpt.notes()) report.lines.push_back("VQ checkpoint: " + note);
+  const bool t2i = is_text_to_image(gpt);
+  if (t2i && params.t5_dir.empty())
+    throw Error("'" + params.gpt_path + "' is a text-to-image LlamaGen GPT (it has cls_embedding.cap_proj): give its T5 encoder with "
+                "--t5 FLAN_T5_DIR (a Hugging Face folder with config.json, spiece.model and the weights)");
+  if (!t2i && !params.t5_dir.empty())
+    throw Error("'" + params.gpt_path + "' is a class-conditional LlamaGen GPT (no cls_embedding.cap_proj): it takes no --t5 encoder");
+  std::optional<T5Folder> t5;
+  if (t2i) {
+    t5 = open_t5_folder(params.t5_dir);
+    report.lines.push_back("T5: " + t5_fingerprint(*t5) + " (" + t5_layout_name(t5->layout) + ", " + std::to_string(t5->weight_bytes) +
+                           " bytes of weights; the bundle refers to the folder, it does not copy it)");
+  }
 
   BundleManifest m;
   m.name = params.name.empty() ? "llamagen-" + fs::path(params.gpt_path).stem().string() : params.name;
-  m.target = infer_gpt(Source{gpt}, set, report);
+  m.target = infer_gpt(Source{gpt}, set, t5 ? &*t5 : nullptr, report);
   m.tokenizer = infer_vq(Source{vq_ckpt}, set, report);
   GptConfig& g = m.target;
   if (g.vocab_size != m.tokenizer.codebook_size)
@@ -280,14 +324,22 @@ ConvertReport convert_llamagen(const ConvertParams& params) {
   g.grid_rows = g.grid_cols = m.image_size / m.tokenizer.downsample_factor();
   validate_config(g);
   validate_config(m.tokenizer);
-  if (g.num_classes == static_cast<int>(imagenet_class_names().size())) {
-    m.classes = imagenet_class_names();
-    report.lines.push_back("class names: ImageNet-1k");
+  if (t2i) {
+    std::error_code ec;
+    m.t5 = T5Reference{fs::absolute(params.t5_dir, ec).lexically_normal().string(), t5_fingerprint(*t5), true};
+    if (m.t5->folder.size() > 1 && m.t5->folder.back() == '/') m.t5->folder.pop_back();
+    m.sampling.cfg_scale = static_cast<float>(set.number("cfg").value_or(kLlamaGenT2iCfg));
+    m.sampling.top_k = set.integer("top_k").value_or(g.vocab_size > kLlamaGenT2iTopK ? kLlamaGenT2iTopK : 0);
   } else {
-    for (int i = 0; i < g.num_classes; ++i) m.classes.push_back("class " + std::to_string(i));
+    if (g.num_classes == static_cast<int>(imagenet_class_names().size())) {
+      m.classes = imagenet_class_names();
+      report.lines.push_back("class names: ImageNet-1k");
+    } else {
+      for (int i = 0; i < g.num_classes; ++i) m.classes.push_back("class " + std::to_string(i));
+    }
+    m.sampling.cfg_scale = g.class_null_row ? static_cast<float>(set.number("cfg").value_or(kLlamaGenCfg)) : 1.0f;
+    m.sampling.top_k = set.integer("top_k").value_or(g.vocab_size > kLlamaGenTopK ? kLlamaGenTopK : 0);
   }
-  m.sampling.cfg_scale = g.class_null_row ? static_cast<float>(set.number("cfg").value_or(kLlamaGenCfg)) : 1.0f;
-  m.sampling.top_k = set.integer("top_k").value_or(g.vocab_size > kLlamaGenTopK ? kLlamaGenTopK : 0);
   m.sampling.validate();
   m.target_weights = "target.safetensors";
   m.tokenizer_weights = "vq.safetensors";

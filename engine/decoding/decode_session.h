@@ -43,6 +43,7 @@ class DecodeSession {
 
   // The forward input that feeds the condition prefix (logits for its last position only).
   ForwardInput prefix_input() const;
+  const ConditionPrefix& prefix() const { return prefix_; }
   // The request's condition as a prefix of another model with the target's conditioning (MuLo-SD's
   // low-resolution drafter), one row per CFG stream; the engine sets the source.
   void set_condition_source(ConditionSource source) { condition_source_ = std::move(source); }

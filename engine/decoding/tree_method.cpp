@@ -21,7 +21,7 @@ std::vector<ParamSpec> tree_specs(int depth, int top_k, int total_tokens) {
 
 // The (CFG, temperature, top-k, top-p) processed draft distributions [N, V] on the CPU of predicted features.
 at::Tensor draft_distribution(const DecodeSession& s, const Drafter& drafter, const at::Tensor& predicted) {
-  return s.distribution(drafter.target().head(predicted)).to(at::kCPU).contiguous();
+  return s.distribution(drafter.logits(predicted)).to(at::kCPU).contiguous();
 }
 
 }  // namespace
@@ -182,7 +182,15 @@ void TreeMethod::run(DecodeSession& s) {
 
   // Inputs the drafter has not seen yet: committed tokens with the target features that predicted them.
   std::vector<std::int64_t> pending_tokens = {s.tokens()[0]};
-  at::Tensor pending_features = out.hidden.narrow(1, out.hidden.size(1) - 1, 1);
+  at::Tensor pending_features = drafter_.feature(out.hidden.narrow(1, out.hidden.size(1) - 1, 1));
+  if (drafter_.prefix_rows() > 0) {  // LANTERN: the caption rows enter the drafter's context first
+    s.drafting([&] {
+      const at::Tensor features = drafter_.prefix_features(s.prefix());
+      drafter_.read_prefix(features, draft_cache);
+      pending_features = features.narrow(1, features.size(1) - 1, 1);
+      return 0;
+    });
+  }
   int last = 0;  // raster of the newest committed token; the target has not read it yet
   while (last + 1 < total && !s.cancel_requested()) {
     s.begin_step("verify");
@@ -325,7 +333,7 @@ void TreeMethod::run(DecodeSession& s) {
     }
     s.commit(rasters, committed, probabilities, p_rows.index_select(0, at::tensor(judging_rows, at::kLong)), kv_begin,
              kv_begin + static_cast<int>(keep.size()));
-    pending_features = out.hidden.index_select(1, at::tensor(feature_rows, at::kLong).to(out.hidden.device()))
+    pending_features = drafter_.feature(out.hidden.index_select(1, at::tensor(feature_rows, at::kLong).to(out.hidden.device())))
                            .narrow(1, 0, static_cast<std::int64_t>(pending_tokens.size()));
     last = rasters.back();
     const int tried = static_cast<int>(verify.cells.size());

@@ -21,18 +21,9 @@ namespace {
 // A weights file named by the manifest: a plain file name inside the bundle folder, never a path out of it.
 std::string bundle_file(const JsonFields& section, const std::string& key, const std::string& manifest) {
   const std::string name = section.string(key);
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+  if (!is_plain_file_name(name))
     throw Error(manifest + ": '" + short_text(name) + "' (a '" + key + "' field) must be a file name inside the bundle folder");
   return name;
-}
-
-std::string read_text_file(const std::string& path, std::size_t max_bytes) {
-  const auto size = static_cast<std::size_t>(check_input_file(path, max_bytes, "manifest", " (is this a Speculum bundle folder?)"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open manifest '" + path + "'");
-  std::string text(size, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  return text;
 }
 
 }  // namespace
@@ -58,7 +49,7 @@ nlohmann::json tokenizer_section(const VqConfig& vq, const std::string& weights)
 
 BundleManifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
-  const nlohmann::json doc = parse_untrusted_json(read_text_file(path, limits::kMaxManifestBytes), path, limits::kMaxManifestDepth);
+  const nlohmann::json doc = parse_untrusted_json(read_input_file(path, limits::kMaxManifestBytes, "manifest", " (is this a Speculum bundle folder?)"), path, limits::kMaxManifestDepth);
   const JsonFields root(doc, path);
   BundleManifest m;
   m.dir = dir;
@@ -110,8 +101,22 @@ BundleManifest read_manifest(const std::string& dir) {
     g.cls_token_num = cond.integer("max_words");
     g.caption_dim = tgt.integer("caption_dim");
     g.text_encoder_layers = tgt.integer("text_encoder_layers", 0);
+  } else if (kind == "t5") {
+    g.condition = ConditionKind::Text;
+    g.caption_source = CaptionSource::T5;
+    g.cls_token_num = cond.integer("max_tokens");
+    g.caption_dim = tgt.integer("caption_dim");
+    const JsonFields t5 = cond.object("t5");
+    T5Reference& ref = m.t5.emplace();
+    ref.folder = t5.string("folder");
+    ref.fingerprint = t5.string("fingerprint");
+    ref.clean_captions = t5.boolean("clean_captions", true);
+    if (ref.folder.empty() || ref.folder.find('\0') != std::string::npos)
+      throw Error(path + ": field 'condition.t5.folder' must name the T5 folder");
+    if (g.cls_token_num < 1 || g.cls_token_num > 4096)
+      throw Error(path + ": field 'condition.max_tokens' is " + std::to_string(g.cls_token_num) + " (allowed: 1..4096)");
   } else {
-    throw Error(path + ": field 'condition.kind' is '" + kind + "' (allowed: class, text)");
+    throw Error(path + ": field 'condition.kind' is '" + short_text(kind) + "' (allowed: class, text, t5)");
   }
   if (root.has("drafters")) {
     const JsonFields drafters = root.object("drafters");
@@ -120,6 +125,16 @@ BundleManifest read_manifest(const std::string& dir) {
         throw Error(path + ": drafters: unknown drafter '" + name + "' (allowed: eagle, lisa)");
       const JsonFields d = drafters.object(name);
       m.drafters[name] = {bundle_file(d, "weights", path), d.string("objective")};
+      const std::string convention = d.has("convention") ? d.string("convention") : "speculum";
+      if (convention != "speculum" && convention != "lantern")
+        throw Error(path + ": drafters." + name + ".convention is '" + short_text(convention) + "' (allowed: speculum, lantern)");
+      m.drafters[name].convention = convention == "lantern" ? DrafterConvention::Lantern : DrafterConvention::Speculum;
+      m.drafters[name].norm_eps = d.number("norm_eps", 0);
+      if (!(m.drafters[name].norm_eps >= 0 && m.drafters[name].norm_eps < 1))
+        throw Error(path + ": drafters." + name + ".norm_eps must be in [0, 1) (0: the target's)");
+      m.drafters[name].rope_grid = d.integer("rope_grid", 0);
+      if (m.drafters[name].rope_grid < 0 || m.drafters[name].rope_grid > limits::kMaxGridSide)
+        throw Error(path + ": drafters." + name + ".rope_grid must be 0 (the target's) to " + std::to_string(limits::kMaxGridSide));
       if (m.drafters[name].objective != "eagle" && m.drafters[name].objective != "lisa")
         throw Error(path + ": drafters." + name + ".objective is '" + m.drafters[name].objective + "' (allowed: eagle, lisa)");
     }
@@ -207,6 +222,11 @@ BundleManifest read_manifest(const std::string& dir) {
   return m;
 }
 
+std::string BundleManifest::t5_folder() const {
+  const std::string& folder = t5.value().folder;
+  return folder.front() == '/' ? folder : dir + "/" + folder;
+}
+
 GptConfig BundleManifest::low_res_config() const {
   GptConfig c = target;
   c.grid_rows = low_res_drafter.value().grid_rows;
@@ -228,7 +248,12 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
         {"image_positions", g.image_positions}, {"weights", m.target_weights}}},
       {"drafters", nlohmann::json::object()},
   };
-  for (const auto& [name, d] : m.drafters) doc["drafters"][name] = {{"weights", d.weights}, {"objective", d.objective}};
+  for (const auto& [name, d] : m.drafters) {
+    doc["drafters"][name] = {{"weights", d.weights}, {"objective", d.objective}};
+    if (d.convention == DrafterConvention::Lantern) doc["drafters"][name]["convention"] = "lantern";
+    if (d.norm_eps > 0) doc["drafters"][name]["norm_eps"] = d.norm_eps;
+    if (d.rope_grid > 0) doc["drafters"][name]["rope_grid"] = d.rope_grid;
+  }
   if (const auto& b = m.soft_verification)
     doc["soft_verification"] = {{"alpha", b->alpha}, {"beta", b->beta}, {"u_bound", b->u_bound}, {"delta_max", b->delta_max},
                                 {"confidence_max", b->confidence_max}, {"samples", b->samples}};
@@ -240,6 +265,11 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
     doc["prompt_guide"] = {{"grammar", guide->grammar}, {"examples", guide->examples}, {"chosen_by", guide->chosen_by}};
   if (g.condition == ConditionKind::Class) {
     doc["condition"] = {{"kind", "class"}, {"classes", m.classes}, {"null_class", g.class_null_row}};
+  } else if (g.caption_source == CaptionSource::T5) {
+    const T5Reference& t5 = m.t5.value();
+    doc["condition"] = {{"kind", "t5"}, {"max_tokens", g.cls_token_num},
+                        {"t5", {{"folder", t5.folder}, {"fingerprint", t5.fingerprint}, {"clean_captions", t5.clean_captions}}}};
+    doc["target"]["caption_dim"] = g.caption_dim;
   } else {
     doc["condition"] = {{"kind", "text"}, {"vocab", m.text_vocab}, {"max_words", g.cls_token_num}};
     doc["target"]["caption_dim"] = g.caption_dim;

@@ -21,6 +21,9 @@ inline constexpr const char* kManifestName = "speculum.json";
 struct DrafterEntry {
   std::string weights;
   std::string objective;  // how it was trained: "eagle" | "lisa"
+  DrafterConvention convention = DrafterConvention::Speculum;  // manifest "convention": "speculum" | "lantern"
+  double norm_eps = 0;    // its layer's RMSNorm epsilon; 0: the target's
+  int rope_grid = 0;      // the square grid of its 2D RoPE (LANTERN fixes it from input_type); 0: the target's
 };
 inline const std::vector<std::string> kDrafterNames = {"eagle", "lisa"};
 
@@ -62,6 +65,15 @@ struct PromptGuide {
 inline constexpr std::size_t kMaxGuideExamples = 32;
 inline constexpr std::size_t kMaxGuideText = 400;  // characters per grammar, example or note
 
+// condition.kind "t5" (LlamaGen T2I): the T5 folder the caption features come from. The bundle refers to it
+// rather than copying it (flan-t5-xl is 11 GB as published in f32, and one encoder serves every T2I bundle of a
+// size); a relative folder is relative to the bundle. The fingerprint (t5_fingerprint) is checked at load.
+struct T5Reference {
+  std::string folder;
+  std::string fingerprint;
+  bool clean_captions = true;  // LlamaGen cleans every prompt (clean_caption twice) before tokenising
+};
+
 struct BundleManifest {
   std::string dir;   // where it was read from
   std::string name;
@@ -72,6 +84,7 @@ struct BundleManifest {
   std::string tokenizer_weights = "vq.safetensors";
   std::vector<std::string> classes;     // class conditioning: one name per class id
   std::vector<std::string> text_vocab;  // text conditioning: word of each text token id
+  std::optional<T5Reference> t5;        // text conditioning from T5 features (target.caption_source T5)
   std::map<std::string, DrafterEntry> drafters;
   std::optional<SoftVerificationBounds> soft_verification;
   std::optional<SpatialHeadsEntry> ssd_heads;
@@ -84,6 +97,7 @@ struct BundleManifest {
   std::string drafter_path(const std::string& name) const { return dir + "/" + drafters.at(name).weights; }
   std::string ssd_heads_path() const { return dir + "/" + ssd_heads.value().weights; }
   std::string low_res_drafter_path() const { return dir + "/" + low_res_drafter.value().weights; }
+  std::string t5_folder() const;  // the T5 folder, resolved against the bundle folder
   // The low-resolution drafter's architecture: the target's at its grid.
   GptConfig low_res_config() const;
   int low_res_factor() const { return target.grid_rows / low_res_drafter.value().grid_rows; }

@@ -1,6 +1,7 @@
 #include "io/input_file.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "error.h"
 
@@ -28,6 +29,19 @@ std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes,
     throw Error(std::string(what) + " '" + path + "' is " + std::to_string(size) + " bytes; the limit is " +
                 std::to_string(max_bytes));
   return size;
+}
+
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint) {
+  const auto size = static_cast<std::size_t>(check_input_file(path, max_bytes, what, missing_hint));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(size, '\0');
+  if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    throw Error(std::string("cannot read ") + what + " '" + path + "'");
+  return bytes;
 }
 
 }  // namespace speculum

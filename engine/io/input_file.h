@@ -15,4 +15,10 @@ const char* special_file_kind(const std::filesystem::file_status& status);
 // The file's size; `what` names it in errors ("trace", "manifest", ...), `missing_hint` follows "no such file".
 std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint = "");
 
+// Whether `name` (a file a manifest or an index names) is a plain file name: not empty, no path, no NUL.
+bool is_plain_file_name(const std::string& name);
+
+// The whole file, after check_input_file.
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint = "");
+
 }  // namespace speculum

@@ -21,6 +21,16 @@ inline constexpr std::size_t kMaxParamsJsonBytes = 1u << 20;  // a trace's recor
 // Magnitude of a number with a fraction or exponent in any JSON read: nlohmann casts such a number to an integer
 // field, undefined beyond the integer's range (fuzz_trace found it).
 inline constexpr double kMaxJsonFloat = 2147483647.0;
+// Text-to-image: a T5 folder's small files, its sizes, and a prompt. LlamaGen's cleaning runs backtracking regular
+// expressions whose time grows with the square of a word's length (a 2,000-letter word: ~0.6 s, 4,096: 2.4 s);
+// 120 T5 tokens are rarely more than 600 characters.
+inline constexpr std::uint64_t kMaxSentencePieceBytes = 64ull << 20;
+inline constexpr std::uint64_t kMaxT5JsonBytes = 4ull << 20;  // config.json, *.index.json
+inline constexpr int kMaxT5Width = 16384;                     // d_model, d_ff, d_kv x heads
+inline constexpr int kMaxT5Layers = 128;
+inline constexpr int kMaxT5Vocab = 1 << 20;
+inline constexpr int kMaxT5Shards = 1024;
+inline constexpr std::size_t kMaxPromptBytes = 2000;
 inline constexpr int kMaxStepPasses = 1 << 16;      // target forward passes a trace may claim for one step
 
 }  // namespace speculum::limits

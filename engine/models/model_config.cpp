@@ -38,7 +38,8 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& c) {
   if (c.condition == ConditionKind::Class) {
     specs.push_back({"cls_embedding.embedding_table.weight", {c.num_classes + (c.class_null_row ? 1 : 0), d}});
   } else {
-    specs.push_back({"text_encoder.word_embeddings.weight", {c.text_vocab_size, c.caption_dim}});
+    if (c.caption_source == CaptionSource::Words)
+      specs.push_back({"text_encoder.word_embeddings.weight", {c.text_vocab_size, c.caption_dim}});
     specs.push_back({"cls_embedding.cap_proj.fc1.weight", {d, c.caption_dim}});
     specs.push_back({"cls_embedding.cap_proj.fc2.weight", {d, d}});
     specs.push_back({"cls_embedding.uncond_embedding", {c.cls_token_num, c.caption_dim}});
@@ -155,8 +156,10 @@ void validate_config(const GptConfig& c) {
     require(c.num_classes > 0, "target: num_classes must be positive for class conditioning");
   } else {
     require(c.caption_dim > 0, "target: caption_dim must be positive for text conditioning");
-    require(c.text_vocab_size > 0, "target: the text vocabulary is empty");
+    require(c.caption_source == CaptionSource::T5 || c.text_vocab_size > 0, "target: the text vocabulary is empty");
     require(c.text_encoder_layers >= 0, "target: text_encoder_layers must be >= 0");
+    require(c.caption_source == CaptionSource::Words || c.text_encoder_layers == 0,
+            "target: a T5-conditioned model has no caption blocks of its own (text_encoder_layers must be 0)");
     require(c.text_encoder_layers == 0 || (c.caption_dim % GptConfig::kTextHeadDim == 0),
             "target: caption_dim " + std::to_string(c.caption_dim) + " must be a multiple of " +
                 std::to_string(GptConfig::kTextHeadDim) + " (the text encoder's head size) when text_encoder_layers > 0");

@@ -10,6 +10,9 @@
 namespace speculum {
 
 enum class ConditionKind { Class, Text };
+// Where a text model's caption features come from: its own word table (and caption blocks), or an outside T5
+// encoder whose left-padded output the caller passes in (LlamaGen T2I).
+enum class CaptionSource { Words, T5 };
 
 // The LlamaGen GPT. Class conditioning: one prefix token from `cls_embedding.embedding_table` (row
 // `num_classes` is the CFG null class). Text conditioning: `cls_token_num` left-padded word features of
@@ -38,6 +41,7 @@ struct GptConfig {
   int caption_dim = 64;     // text conditioning: width of the word features
   int text_vocab_size = 0;  // text conditioning: rows of `text_encoder.word_embeddings.weight`
   int text_encoder_layers = 0;  // text conditioning: contextual blocks over the words (0 = none)
+  CaptionSource caption_source = CaptionSource::Words;
   bool image_positions = false;  // `pos_embeddings.weight`: a learned embedding per grid cell
 
   int head_dim() const { return dim / n_head; }
@@ -64,6 +68,11 @@ struct VqConfig {
 
   int downsample_factor() const { return 1 << (static_cast<int>(ch_mult.size()) - 1); }
 };
+
+// How an EAGLE-style drafter meets its target. Speculum: features before the target's final norm, the target's
+// token embedding and head (norm + output). Lantern (LANTERN's released drafters): features after the final norm,
+// an embedding of its own, the output projection alone, and the caption rows in its context (models/drafter.h).
+enum class DrafterConvention { Speculum, Lantern };
 
 struct TensorSpec {
   std::string name;

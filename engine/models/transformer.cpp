@@ -76,6 +76,10 @@ at::Tensor Transformer::run_blocks(at::Tensor x, const at::Tensor& rope, const a
   return x;
 }
 
+at::Tensor Transformer::hidden_uncached(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& bias) const {
+  return run_blocks(x.to(device_), rope_table_.index_select(0, positions.to(device_)), bias.to(device_), nullptr, 0);
+}
+
 at::Tensor Transformer::head(const at::Tensor& hidden) const {
   return at::linear(rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps), weight(weights_, "output.weight")).to(at::kFloat);
 }
@@ -140,6 +144,8 @@ at::Tensor Transformer::project_caption(const at::Tensor& features) const {
 std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<std::vector<int>>& word_ids,
                                                              const std::vector<bool>& null_caption) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
+  if (config_.caption_source != CaptionSource::Words)
+    throw Error("training batches of T5 captions are not supported: this model reads T5 features, not vocabulary words");
   const int length = config_.cls_token_num;
   const auto batch = static_cast<std::int64_t>(word_ids.size());
   std::vector<at::Tensor> features;
@@ -174,12 +180,24 @@ ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
 
 ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
-  const bool guided = rows > 1;  // row 1: the CFG null caption, under the same padding
-  const at::Tensor embeddings =
-      caption_batch(guided ? std::vector<std::vector<int>>{word_ids, word_ids} : std::vector<std::vector<int>>{word_ids},
-                    guided ? std::vector<bool>{false, true} : std::vector<bool>{false})
-          .first;
-  return {embeddings, caption_slots(static_cast<int>(word_ids.size()))};
+  if (config_.caption_source != CaptionSource::Words)
+    throw Error("this model reads T5 caption features, not words of a vocabulary");
+  std::vector<char> slots = caption_slots(static_cast<int>(word_ids.size()));
+  const at::Tensor words = at::tensor(std::vector<std::int64_t>(slots.begin(), slots.end()), at::kLong).to(device_, at::kBool);
+  const at::Tensor encoded = encode_caption(config_, weights_, caption_features(word_ids).unsqueeze(0), words.unsqueeze(0))[0];
+  return caption_prefix(encoded, std::move(slots), rows);
+}
+
+ConditionPrefix Transformer::caption_prefix(const at::Tensor& features, std::vector<char> slots, int rows) const {
+  if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
+  if (features.dim() != 2 || features.size(0) != config_.cls_token_num || features.size(1) != config_.caption_dim ||
+      static_cast<int>(slots.size()) != config_.cls_token_num)
+    throw Error("caption features must be [" + std::to_string(config_.cls_token_num) + ", " + std::to_string(config_.caption_dim) +
+                "] with a slot flag per row");
+  const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding");
+  at::Tensor batch = features.to(device_, null.scalar_type()).unsqueeze(0);
+  if (rows > 1) batch = at::cat({batch, null.unsqueeze(0)});
+  return {project_caption(batch), std::move(slots)};
 }
 
 std::vector<char> Transformer::caption_slots(int words) const {

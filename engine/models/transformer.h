@@ -60,6 +60,9 @@ class Transformer {
   // the feature whose head() gives the distribution of tokens[b, i] (the drafters' input and target).
   at::Tensor forward_teacher_hidden(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,
                                     const at::Tensor& tokens) const;
+  // The blocks over input embeddings x [rows, N, dim] at RoPE rows `positions` [N], without a cache, under an
+  // additive attention `bias` broadcasting to [rows, heads, N, N]: the last block's output [rows, N, dim].
+  at::Tensor hidden_uncached(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& bias) const;
   // Final norm and output head: features [..., dim] -> logits [..., vocab] float32.
   at::Tensor head(const at::Tensor& hidden) const;
   // Token embeddings [..., dim] of image tokens [...] (without cell positions).
@@ -74,6 +77,10 @@ class Transformer {
   ConditionPrefix class_prefix(int class_id, int rows) const;
   // `word_ids` are text-vocabulary ids, at most cls_token_num of them; they are left-padded.
   ConditionPrefix text_prefix(const std::vector<int>& word_ids, int rows) const;
+  // The prefix from caption features already encoded: `features` [cls_token_num, caption_dim], left-padded with
+  // zero rows, `slots` marking the rows that hold a token. Row 1 (with CFG) is the learned null caption under the
+  // same slots, as LlamaGen's generate() pairs them.
+  ConditionPrefix caption_prefix(const at::Tensor& features, std::vector<char> slots, int rows) const;
 
   // Positions of the prefix slots (all zero rows of the RoPE table).
   std::vector<std::int64_t> prefix_positions() const;
