@@ -673,6 +673,37 @@ class TestMainWindow : public QObject {
   }
 
   // The first-run hint names the measured examples as links; a click fills the prompt; hiding it is remembered.
+  // A T5 bundle takes any text: no vocabulary completion; a prompt past 120 T5 tokens stays runnable with an amber note
+  // of what is cut; one past the byte limit is refused.
+  void t5_bundles_take_free_text_and_warn_what_is_cut() {
+    QTemporaryDir dir;
+    RandomBundleParams p;
+    p.out_dir = dir.filePath("t5").toStdString();
+    p.preset = "tiny";
+    p.condition = "t5";
+    p.t5_dir = std::string(SPECULUM_TEST_FIXTURES) + "/llamagen-t2i/t5_tiny";
+    p.drafters = false;
+    create_random_bundle(p);
+    const auto engine = Engine::load({p.out_dir, "cpu", 1});
+    QVERIFY(engine->info().free_text);
+    ui::RequestPanel panel(*engine);
+    auto* prompt = panel.findChild<QLineEdit*>();
+    QVERIFY(prompt && !prompt->completer());
+    QLabel* note = nullptr;
+    prompt->setText("a photo of a corgi, any words at all: zyxx");
+    QVERIFY(panel.valid());
+    QString long_prompt;
+    for (int i = 0; i < 20; ++i) long_prompt += "a small red bird sitting on a long green branch ";
+    prompt->setText(long_prompt);
+    for (QLabel* label : panel.findChildren<QLabel*>())
+      if (label->text().contains("so this is cut")) note = label;
+    QVERIFY(note && !note->isHidden());
+    QVERIFY(panel.valid());
+    prompt->setText(QString(2001, 'a'));
+    QVERIFY(!panel.valid());
+    QVERIFY(ui::MainWindow::first_run_hint_html(engine->info()).contains("Type any prompt"));
+  }
+
   void first_run_hint_offers_the_bundles_examples() {
     ModelInfo info;
     info.text_conditioned = true;

@@ -383,7 +383,10 @@ QString MainWindow::first_run_hint_html(const ModelInfo& info) {
   if (!info.text_conditioned) {
     html += "Pick a class in the request panel and press Generate (Ctrl+Return).";
   } else {
-    html += "Type a prompt and press Generate (Ctrl+Return); unknown words are flagged as you type.";
+    html += info.free_text ? QString("Type any prompt and press Generate (Ctrl+Return); the model reads its first %1 T5 tokens, and "
+                                     "the line under the prompt says what a longer one loses.")
+                                 .arg(info.max_prompt_words)
+                           : QString("Type a prompt and press Generate (Ctrl+Return); unknown words are flagged as you type.");
     if (!info.prompt_grammar.empty()) html += " Prompts read: " + QString::fromStdString(info.prompt_grammar).toHtmlEscaped();
     if (!info.example_prompts.empty()) {
       QStringList links;
