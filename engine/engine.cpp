@@ -145,6 +145,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   MethodResources& resources = impl->resources;
   resources.bundle = m.dir;
   resources.class_conditioned = m.target.condition == ConditionKind::Class;
+  resources.t5_conditioned = m.target.caption_source == CaptionSource::T5;
   for (const auto& [name, entry] : m.drafters) {
     impl->drafters[name] = std::make_unique<Drafter>(
         *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target, entry.convention), impl->device, log),
@@ -176,11 +177,17 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.cfg_available = info.text_conditioned || g.class_null_row;
   info.sampling = m.sampling;
   for (const MethodInfo& method : method_catalog()) {
-    try {
-      make_method(method.name, {}, resources);
-      info.methods.push_back(method.name);
-    } catch (const Error&) {
-      // the bundle lacks what this method needs; generate() says what, should it be asked for
+    // Runnable at its defaults, or (LISA) on the EAGLE drafter: LISA's verification-only ablation, which a bundle with
+    // an imported LANTERN drafter and calibrated bounds runs.
+    for (const MethodOptions& options : {MethodOptions{}, MethodOptions{{"lisa_drafter", 0}}}) {
+      if (!options.empty() && method.name != "lisa") continue;
+      try {
+        make_method(method.name, options, resources);
+        info.methods.push_back(method.name);
+        break;
+      } catch (const Error&) {
+        // the bundle lacks what this method needs; generate() says what, should it be asked for
+      }
     }
   }
   info.classes = m.classes;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of outside data with libFuzzer under AddressSanitizer and UBSan (tests/fuzz; clang): the
-# safetensors reader, manifests, traces, requests (a PNG's parameters chunk), prompts and PyTorch checkpoints,
+# safetensors reader, manifests, traces, requests (a PNG's parameters chunk), prompts (with LlamaGen's caption cleaning
+# and T5's tokenizer), PyTorch checkpoints, and a T5 folder's config.json and weight indexes,
 # SECONDS each (default 60), seeded with the malformed-inputs corpus and the fixtures. A crash, a sanitizer report,
 # an exception other than speculum::Error, a hang (10 s per input) or an allocation over 2 GB fails the run and
 # leaves the input in build-fuzz/findings/: reproduce with `build-fuzz/bin/fuzz_<target> FILE`, fix, and add the
@@ -16,12 +17,13 @@ declare -A seeds=(
   [trace]="tests/malformed/traces tests/fuzz/seeds/trace"
   [request]="tests/fuzz/seeds/request"
   [prompt]="tests/fuzz/seeds/prompt"
-  [torch_checkpoint]="tests/malformed/checkpoints tests/fixtures/llamagen/c2i_tiny.pt tests/fixtures/llamagen/c2i_tiny_bf16_prefixed.pt"
+  [torch_checkpoint]="tests/malformed/checkpoints tests/fixtures/llamagen/c2i_tiny.pt tests/fixtures/llamagen/c2i_tiny_bf16_prefixed.pt tests/fixtures/llamagen-t2i/t2i_tiny.pt tests/fixtures/llamagen-t2i/t5_tiny/pytorch_model.bin tests/fixtures/llamagen-t2i/lantern_drafter_tiny/pytorch_model.bin"
+  [t5_files]="tests/malformed/t5-configs tests/malformed/t5-indexes tests/fixtures/llamagen-t2i/t5_tiny/config.json tests/fixtures/llamagen-t2i/t5_tiny_sharded/model.safetensors.index.json tests/fixtures/llamagen-t2i/t5_tiny_sharded/pytorch_model.bin.index.json"
 )
 mkdir -p build-fuzz/findings
 failed=()
 printf "%-18s %8s %10s %8s  %s\n" target seconds executions corpus result
-for target in safetensors manifest trace request prompt torch_checkpoint; do
+for target in safetensors manifest trace request prompt torch_checkpoint t5_files; do
   corpus=build-fuzz/corpus/$target
   mkdir -p "$corpus"
   # Seed files go in as a read-only second corpus; a folder of single files is made for loose seeds.

@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev qt6-charts-dev libqt6opengl6-dev libxkbcommon-dev libgl1-mesa-dev
   libtorch-dev libopenblas0-openmp libsentencepiece-dev
   libopencv-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  xvfb xauth imagemagick fonts-dejavu-core
+  xvfb xauth imagemagick fonts-dejavu-core time
   clang libclang-rt-dev
   fonts-noto-color-emoji unicode-data
 )

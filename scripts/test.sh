@@ -33,7 +33,7 @@ stage_done "engine-only build and token check"
 
 if [ "${SPECULUM_FUZZ_SECONDS:-30}" -gt 0 ]; then
   bash scripts/fuzz.sh "${SPECULUM_FUZZ_SECONDS:-30}"
-  stage_done "fuzzing (6 parsers)"
+  stage_done "fuzzing (7 parsers)"
 fi
 
 # The engine and CLI tests under AddressSanitizer + UBSan (any report aborts the test); a second build folder

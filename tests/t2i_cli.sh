@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The text-to-image path through the CLI, as a user types it: convert a LlamaGen t2i checkpoint with its T5 folder,
 # install LANTERN's drafter, generate with ar and eagle, see the warning for a prompt past 120 T5 tokens, measure the
-# encoder; and the refusals (a c2i GPT given --t5, a t2i GPT without it) in one line each, with nothing left behind.
+# encoder, calibrate LISA's soft verification and run lisa soft=1 on LANTERN's drafter; and the refusals (a c2i GPT
+# given --t5, a t2i GPT without it) in one line each, with nothing left behind.
 set -euo pipefail
 cli=$1
 fixtures=$2
@@ -47,4 +48,9 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 1 ] && grep -q "give its T5 encoder with --t5 FLAN_T5_DIR" "$tmp/no-t5.txt" || fail "t2i without --t5: $(cat "$tmp/no-t5.txt")"
-echo "t2i CLI: convert, lantern-drafter, generate ar/eagle (same tokens), cut warning, encoder cost, refusals: ok"
+# LISA's soft verification with LANTERN's drafter (its verification-only ablation): calibrate, then lisa soft=1 runs.
+"$cli" calibrate --bundle "$tmp/b" --images 4 --threads 1 > "$tmp/calibrate.txt" 2>&1 || fail "calibrate: $(cat "$tmp/calibrate.txt")"
+grep -q "wrote them into" "$tmp/calibrate.txt" || fail "calibrate wrote no bounds"
+"$cli" generate --bundle "$tmp/b" --prompt "a red cat" --method lisa --opt lisa_drafter=0 --opt soft=1 --threads 1 --out "$tmp/lisa.png" > "$tmp/lisa.log" 2>&1 ||
+  fail "lisa soft=1: $(cat "$tmp/lisa.log")"
+echo "t2i CLI: convert, lantern-drafter, generate ar/eagle (same tokens), cut warning, encoder cost, calibrate + lisa soft=1, refusals: ok"

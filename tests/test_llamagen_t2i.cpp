@@ -171,6 +171,16 @@ class TestLlamaGenT2i : public QObject {
         QCOMPARE(engine->generate(p).tokens, run["tokens"].get<std::vector<int>>());
       }
     }
+    // Without a drafter, the tree methods say how to get LANTERN's; the others that Speculum cannot train them yet.
+    QCOMPARE(engine->info().methods, (std::vector<std::string>{"ar", "sjd"}));
+    GenerateParams p;
+    p.prompt = "a cat";
+    p.method = "eagle";
+    EXPECT_ERROR(engine->generate(p), "import LANTERN's: speculum-cli convert lantern-drafter --drafter DIR --bundle");
+    for (const char* method : {"ssd", "mulo"}) {
+      p.method = method;
+      EXPECT_ERROR(engine->generate(p), "cannot train this part for a T5-conditioned bundle yet");
+    }
   }
 
   void log_probabilities_match_within_1e4() {

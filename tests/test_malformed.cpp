@@ -1,7 +1,8 @@
 // The malformed-inputs corpus (tests/malformed/, one small file per case, named after what is wrong) replayed
 // through the real readers: traces and PNG requests through their readers and the studio window (offscreen), manifests through
 // Engine::load, safetensors through the weights loader, PyTorch checkpoints through the torch.save reader, images
-// through the checker's reader, prompts through a text bundle's prompt check. Each must give a
+// through the checker's reader, prompts through a text bundle's prompt check; T5 configs and weight indexes through
+// the T5 folder reader, LANTERN drafter configs through its importer, T2I prompts through a T5 bundle's check. Each must give a
 // speculum::Error naming the file or field (no crash, no other exception), within a time limit, and the corpus
 // folder must be exactly as before (nothing written, nothing destroyed).
 #include <QDir>
@@ -14,7 +15,9 @@
 #include "common/image_output.h"
 #include "common/png_export.h"
 #include "eval/prompt_checker.h"
+#include "convert/lantern_import.h"
 #include "io/safetensors.h"
+#include "io/t5_folder.h"
 #include "io/torch_checkpoint.h"
 #include "main_window.h"
 #include "models/tensor_io.h"
@@ -27,6 +30,33 @@ using namespace speculum;
 namespace {
 
 const QString kCorpus = QStringLiteral(SPECULUM_MALFORMED_CORPUS);
+const std::string kT2iFixtures = std::string(SPECULUM_TEST_FIXTURES) + "/llamagen-t2i";
+
+// A copy of the tiny T5 fixture folder with `replace` (config.json or an index) written from the corpus file `path`;
+// an index goes with the folder's safetensors removed, so the index is the layout read.
+std::string t5_folder_with(const std::string& dir, const std::string& replace, const std::string& path) {
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"config.json", "spiece.model", "model.safetensors"})
+    if (name != replace && !(replace.ends_with(".index.json") && std::string(name) == "model.safetensors"))
+      std::filesystem::copy_file(kT2iFixtures + "/t5_tiny/" + name, dir + "/" + name);
+  std::filesystem::copy_file(path, dir + "/" + replace);
+  return dir;
+}
+
+// The tiny LlamaGen T2I fixture converted once: what a T5 prompt or a LANTERN drafter is checked against.
+const std::string& t2i_bundle(const std::string& tmp) {
+  static const std::string bundle = [&] {
+    ConvertParams p;
+    p.gpt_path = kT2iFixtures + "/t2i_tiny.pt";
+    p.vq_path = std::string(SPECULUM_TEST_FIXTURES) + "/llamagen/vq_tiny.pt";
+    p.t5_dir = kT2iFixtures + "/t5_tiny";
+    p.out_dir = tmp + "/t2i-bundle";
+    p.overrides = {{"n_head", "4"}, {"image_size", "32"}};
+    convert_llamagen(p);
+    return p.out_dir;
+  }();
+  return bundle;
+}
 
 QStringList corpus_listing() {
   QStringList files;
@@ -117,6 +147,24 @@ class TestMalformed : public QObject {
       QVERIFY2(message.find("prompt") != std::string::npos, message.c_str());
       for (unsigned char c : message) QVERIFY2(c >= 0x20, "a control character passed on");
       QVERIFY2(!QString::fromStdString(message).contains(QChar::ReplacementCharacter), "bytes that are not UTF-8 passed on");
+    } else if (kind == "t5-configs" || kind == "t5-indexes") {  // a T5 folder as convert --t5 and a T5 bundle read it
+      const std::string replace = kind == "t5-configs" ? "config.json" : "model.safetensors.index.json";
+      const std::string dir = t5_folder_with(tmp_.path().toStdString() + "/" + kind.toStdString() + "-" + QFileInfo(file).baseName().toStdString(),
+                                             replace, path);
+      QVERIFY(test::throws_error_containing([&] { open_t5_folder(dir); }, replace, &message));
+    } else if (kind == "lantern-configs") {  // convert lantern-drafter into a T2I bundle, which must stay as it was
+      const std::string dir = tmp_.path().toStdString() + "/lantern-" + QFileInfo(file).baseName().toStdString();
+      std::filesystem::create_directories(dir);
+      std::filesystem::copy_file(kT2iFixtures + "/lantern_drafter_tiny/pytorch_model.bin", dir + "/pytorch_model.bin");
+      std::filesystem::copy_file(path, dir + "/config.json");
+      const std::string& bundle = t2i_bundle(tmp_.path().toStdString());
+      const std::string manifest = test::read_bytes(bundle + "/speculum.json");
+      QVERIFY(test::throws_error_containing([&] { import_lantern_drafter({dir, bundle}); }, "config.json", &message));
+      QCOMPARE(test::read_bytes(bundle + "/speculum.json"), manifest);
+    } else if (kind == "t5-prompts") {  // typed into a T5 bundle's request: any text runs, up to the byte limit
+      static const std::unique_ptr<Engine> engine = Engine::load({t2i_bundle(tmp_.path().toStdString()), "cpu", 1});
+      message = engine->check_prompt(test::read_bytes(path));
+      QVERIFY2(message.find("the prompt is") != std::string::npos, message.c_str());
     } else if (kind == "images") {
       QVERIFY(test::throws_error_containing([&] { eval::read_rgb_image(path); }, QFileInfo(file).fileName().toStdString(), &message));
     } else {

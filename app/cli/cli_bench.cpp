@@ -287,6 +287,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> methods;
     RunFlags flags;
     bool forward_cost = false;
+    int forward_repeats = 40;
   };
   auto s = std::make_shared<State>();
   CLI::App* c = app.add_subcommand("bench", "Benchmark methods x seeds; ratios against ar from the same run");
@@ -296,19 +297,26 @@ void add_bench_command(CLI::App& app) {
   s->flags.add_to(*c);
   c->add_flag("--forward-cost", s->forward_cost,
               "Instead: what one target forward of 1, 8, 16, 32 and 64 new tokens costs (after half the grid), against one");
+  c->add_option("--repeats", s->forward_repeats, "With --forward-cost: timed forwards per size (the median is shown)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
       const EngineParams engine_params = s->engine.resolved();
+      const auto load_start = std::chrono::steady_clock::now();
       const auto engine = Engine::load(engine_params);
+      const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
       const ModelInfo& info = engine->info();
       if (s->forward_cost) {
+        std::cout << "bundle loaded in " << std::fixed << std::setprecision(1) << load_s << " s"
+                  << (info.free_text ? " (T5 encoder included)" : "") << "\n";
         const int cells = info.grid_rows * info.grid_cols;
         std::vector<int> sizes;
         for (int n : {1, 8, 16, 32, 64})
           if (n <= cells / 2) sizes.push_back(n);
-        const auto costs = engine->measure_forward_cost(sizes, cells / 2, 40);
+        const auto costs = engine->measure_forward_cost(sizes, cells / 2, s->forward_repeats);
         std::cout << "target forward of n new tokens after " << cells / 2 << " image tokens (" << info.device << ", "
-                  << engine_params.threads << " threads, median of 40)\n"
+                  << engine_params.threads << " threads, median of " << s->forward_repeats << ")\n"
                   << std::setw(8) << "n" << std::setw(10) << "ms" << std::setw(10) << "vs 1" << std::setw(12) << "ms/token" << "\n";
         for (const auto& c : costs)
           std::cout << std::fixed << std::setw(8) << c.new_tokens << std::setprecision(2) << std::setw(10) << c.ms << std::setw(9)

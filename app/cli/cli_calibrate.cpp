@@ -12,6 +12,8 @@
 #include "decoding/codebook_geometry.h"
 #include "decoding/soft_calibration.h"
 #include "io/bundle.h"
+#include "io/t5_folder.h"
+#include "models/t5_captions.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
 
@@ -56,10 +58,19 @@ void add_calibrate_command(CLI::App& app) {
       const auto engine = Engine::load(ep);
       BundleManifest m = read_manifest(ep.bundle_dir);
       if (m.target.condition != ConditionKind::Text)
-        throw Error("calibrate: only text-conditioned bundles so far ('" + m.dir + "')");
+        throw Error("calibrate: only text-conditioned bundles so far ('" + m.dir + "' is class-conditioned)");
+      c10::InferenceMode inference;
+      const Transformer target(
+          m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU),
+          at::kCPU);
+      // The target's own images, each with the condition it was drawn under. A T5 bundle (LlamaGen T2I) reads the same
+      // shapes captions as free text: the bounds measure the target's local sensitivity on its own samples.
       const TextVocabulary vocabulary(m.text_vocab);
+      std::unique_ptr<T5Captions> t5;
+      if (m.t5) t5 = std::make_unique<T5Captions>(open_t5_folder(m.t5_folder()), at::kCPU, m.t5->clean_captions, m.target.cls_token_num);
+      const int rows = engine->info().sampling.uses_cfg() ? 2 : 1;
       std::vector<at::Tensor> images;
-      std::vector<std::vector<int>> words;
+      std::vector<ConditionPrefix> conditions;
       for (int i = 0; i < a->images; ++i) {
         GenerateParams p;
         p.prompt = data::sample_scene(a->scene_seed + i).caption();
@@ -67,16 +78,17 @@ void add_calibrate_command(CLI::App& app) {
         p.sampling = engine->info().sampling;
         const auto tokens = engine->generate(p).tokens;
         images.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
-        words.push_back(vocabulary.encode(p.prompt));
+        if (t5) {
+          const EncodedCaption caption = t5->encode(p.prompt);
+          conditions.push_back(target.caption_prefix(caption.features, caption.slots, rows));
+        } else {
+          conditions.push_back(target.text_prefix(vocabulary.encode(p.prompt), rows));
+        }
       }
-      c10::InferenceMode inference;
-      const Transformer target(
-          m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU),
-          at::kCPU);
       const CodebookGeometry geometry(VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU).normalized_codebook(),
                                       1);
       const SoftVerificationBounds b = calibrate_soft_verification(target, geometry.whitened(), at::stack(images),
-                                                                   words, engine->info().sampling, a->params);
+                                                                   conditions, engine->info().sampling, a->params);
       std::cout << std::setprecision(4) << "soft verification bounds from " << b.samples << " positions of "
                 << a->images << " images (quantile " << 1 - a->params.delta << "):\n  alpha " << b.alpha << "  beta "
                 << b.beta << "  u_bound " << b.u_bound << "  delta_max " << b.delta_max << "  confidence_max "

@@ -225,6 +225,9 @@ CLI::App* add_train_commands(CLI::App& app) {
       ep.threads = sa->threads;
       const auto engine = Engine::load(ep);
       const BundleManifest m = read_manifest(sa->bundle);
+      if (m.target.condition != ConditionKind::Text || m.target.caption_source != CaptionSource::Words)
+        throw Error("train samples: only bundles with a vocabulary of their own (shapes captions) so far; '" + m.dir +
+                    "' is class- or T5-conditioned");
       const TextVocabulary vocabulary(m.text_vocab);
       TokenizedCorpus corpus;
       corpus.vocabulary = m.text_vocab;

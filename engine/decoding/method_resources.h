@@ -24,14 +24,18 @@ struct MethodResources {
   const Transformer* low_res_drafter = nullptr;
   const VqModel* tokenizer = nullptr;
   bool class_conditioned = false;  // the train commands build corpora of captions: they serve text bundles only
+  bool t5_conditioned = false;     // ... of the shapes grammar's words: not T5 bundles (LlamaGen T2I) either
 };
 
-// How to get a missing part: `command` for text-conditioned bundles; for class-conditioned ones (converted
+// How to get a missing part: `command` for text-conditioned bundles; for class- or T5-conditioned ones (converted
 // LlamaGen models) the honest answer that Speculum cannot train it yet.
 inline std::string how_to_train(const MethodResources& r, const std::string& command) {
   if (r.class_conditioned)
     return "Speculum trains this part for text-conditioned bundles only; class-conditioned training, as a converted "
            "LlamaGen model would need, is not implemented yet (docs/real-models.md)";
+  if (r.t5_conditioned)
+    return "Speculum's trainers read its shapes corpus and cannot train this part for a T5-conditioned bundle yet "
+           "(docs/real-models.md)";
   return "train it: " + command;
 }
 

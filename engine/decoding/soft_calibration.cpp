@@ -19,21 +19,23 @@ double quantile(std::vector<double> values, double level) {
   return values[index];
 }
 
-// Processed distributions [B, N, V] of teacher-forced `tokens` [B, N] (column i: token i), CFG rows combined.
-at::Tensor processed(const Transformer& target, const at::Tensor& tokens, const std::vector<std::vector<int>>& words,
+// Processed distributions [B, N, V] of teacher-forced `tokens` [B, N] (column i: token i) under one `condition`,
+// CFG rows combined.
+at::Tensor processed(const Transformer& target, const at::Tensor& tokens, const ConditionPrefix& condition,
                      const SamplingParams& sampling) {
   const auto b = tokens.size(0);
-  const bool guided = sampling.uses_cfg();
-  std::vector<std::vector<int>> all = words;
-  std::vector<bool> null(b, false);
-  if (guided) {
-    all.insert(all.end(), words.begin(), words.end());
-    null.insert(null.end(), b, true);
-  }
-  const auto [prefix, attendable] = target.caption_batch(all, null);
-  const at::Tensor batch = guided ? at::cat({tokens, tokens}) : tokens;
+  const std::int64_t rows = sampling.uses_cfg() ? 2 : 1;
+  if (condition.embeddings.size(0) < rows) throw Error("calibration: the condition lacks the CFG null row");
+  const at::Tensor one = condition.embeddings.narrow(0, 0, rows);  // [rows, L, dim]
+  const at::Tensor prefix = one.unsqueeze(1).expand({rows, b, one.size(1), one.size(2)}).reshape({rows * b, one.size(1), one.size(2)});
+  const at::Tensor attendable =
+      at::tensor(std::vector<std::int64_t>(condition.attendable.begin(), condition.attendable.end()), at::kLong)
+          .to(prefix.device(), at::kBool)
+          .unsqueeze(0)
+          .expand({rows * b, one.size(1)});
+  const at::Tensor batch = rows == 2 ? at::cat({tokens, tokens}) : tokens;
   const at::Tensor logits = target.forward_teacher(prefix, attendable, batch);  // [rows·B, N, V]
-  const at::Tensor stacked = guided ? at::stack({logits.narrow(0, 0, b), logits.narrow(0, b, b)}) : logits.unsqueeze(0);
+  const at::Tensor stacked = rows == 2 ? at::stack({logits.narrow(0, 0, b), logits.narrow(0, b, b)}) : logits.unsqueeze(0);
   return target_distribution(stacked.reshape({stacked.size(0), -1, stacked.size(-1)}), sampling)
       .reshape({b, tokens.size(1), stacked.size(-1)});
 }
@@ -49,7 +51,7 @@ double js_divergence(const at::Tensor& p, const at::Tensor& q) {
 }  // namespace
 
 SoftVerificationBounds calibrate_soft_verification(const Transformer& target, const at::Tensor& whitened,
-                                                   const at::Tensor& images, const std::vector<std::vector<int>>& words,
+                                                   const at::Tensor& images, const std::vector<ConditionPrefix>& conditions,
                                                    const SamplingParams& sampling,
                                                    const SoftCalibrationParams& params) {
   c10::InferenceMode inference;
@@ -64,7 +66,7 @@ SoftVerificationBounds calibrate_soft_verification(const Transformer& target, co
       positions.push_back(1 +
                           static_cast<std::int64_t>(counter_uniform(params.seed, RngStream::Data, image, j) * (n - 2)));
     const at::Tensor base = images[image].to(at::kLong);
-    const at::Tensor here = processed(target, base.unsqueeze(0), {words[image]}, sampling)[0];  // [N, V]
+    const at::Tensor here = processed(target, base.unsqueeze(0), conditions[image], sampling)[0];  // [N, V]
     std::vector<at::Tensor> variants;
     std::vector<std::int64_t> kept;
     std::vector<std::pair<int, int>> top_two;
@@ -83,7 +85,7 @@ SoftVerificationBounds calibrate_soft_verification(const Transformer& target, co
     }
     if (kept.empty()) continue;
     const at::Tensor next =
-        processed(target, at::stack(variants), std::vector<std::vector<int>>(variants.size(), words[image]), sampling);
+        processed(target, at::stack(variants), conditions[image], sampling);
     for (std::size_t k = 0; k < kept.size(); ++k) {
       const auto i = kept[k];
       const auto [t_m, t_d] = top_two[k];

@@ -23,9 +23,10 @@ struct SoftCalibrationParams {
   std::uint64_t seed = 0;
 };
 
-// `images` [B, N] token grids with their captions' word ids (text targets); `whitened` [V, d] codes.
+// `images` [B, N] token grids with the condition each was drawn under (a prefix with the CFG rows `sampling` needs:
+// row 0 conditional, row 1 the null condition); `whitened` [V, d] codes.
 SoftVerificationBounds calibrate_soft_verification(const Transformer& target, const at::Tensor& whitened,
-                                                   const at::Tensor& images, const std::vector<std::vector<int>>& words,
+                                                   const at::Tensor& images, const std::vector<ConditionPrefix>& conditions,
                                                    const SamplingParams& sampling, const SoftCalibrationParams& params);
 
 }  // namespace speculum

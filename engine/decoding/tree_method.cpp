@@ -92,10 +92,13 @@ std::unique_ptr<Method> make_tree_method(const std::string& name, const MethodOp
                   "' has none (run: speculum-cli calibrate --bundle " + r.bundle + "; or use soft=0)");
   }
   const auto it = r.drafters.find(drafter);
-  if (it == r.drafters.end() || !it->second)
-    throw Error("method '" + name + "' needs the '" + drafter + "' drafter, and bundle '" + r.bundle +
-                "' has none (" + how_to_train(r, "speculum-cli train drafter --bundle " + r.bundle + " --objective " + drafter +
-                                                  " --corpus CORPUS --out RUN --install") + ")");
+  if (it == r.drafters.end() || !it->second) {
+    const std::string how = r.t5_conditioned && drafter == "eagle"
+                                ? "import LANTERN's: speculum-cli convert lantern-drafter --drafter DIR --bundle " + r.bundle
+                                : how_to_train(r, "speculum-cli train drafter --bundle " + r.bundle + " --objective " + drafter +
+                                                      " --corpus CORPUS --out RUN --install");
+    throw Error("method '" + name + "' needs the '" + drafter + "' drafter, and bundle '" + r.bundle + "' has none (" + how + ")");
+  }
   if (p.rule != TreeRule::Exact && !r.geometry) throw Error("method '" + name + "' needs the codebook geometry");
   return std::make_unique<TreeMethod>(p, *it->second, r);
 }

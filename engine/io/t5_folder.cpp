@@ -10,13 +10,11 @@
 #include "io/limits.h"
 
 namespace speculum {
-namespace {
 
 namespace fs = std::filesystem;
 
-T5Config read_t5_config(const std::string& path) {
-  const nlohmann::json doc =
-      parse_untrusted_json(read_input_file(path, limits::kMaxT5JsonBytes, "T5 config", " (is this a Hugging Face T5 folder?)"), path, 16);
+T5Config parse_t5_config(const std::string& text, const std::string& path) {
+  const nlohmann::json doc = parse_untrusted_json(text, path, 16);
   if (!doc.is_object()) throw Error(path + ": not a JSON object");
   const JsonFields f(doc, path);
   T5Config c;
@@ -60,25 +58,33 @@ T5Config read_t5_config(const std::string& path) {
   return c;
 }
 
-// A file name an index may name: inside the folder, no path.
-std::string shard_path(const std::string& dir, const std::string& name, const std::string& index) {
-  if (!is_plain_file_name(name))
-    throw Error(index + ": shard '" + short_text(name) + "' must be a file name inside the folder");
-  return dir + "/" + name;
+std::map<std::string, std::string> parse_weight_index(const std::string& text, const std::string& index) {
+  const nlohmann::json doc = parse_untrusted_json(text, index, 16);
+  if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object())
+    throw Error(index + ": no 'weight_map' object (not a Hugging Face weight index)");
+  std::map<std::string, std::string> map;
+  for (const auto& [tensor, file] : doc["weight_map"].items()) {
+    if (!file.is_string()) throw Error(index + ": weight_map['" + short_text(tensor) + "'] is not a file name");
+    if (!is_plain_file_name(file.get<std::string>()))
+      throw Error(index + ": shard '" + short_text(file.get<std::string>()) + "' must be a file name inside the folder");
+    map[tensor] = file.get<std::string>();
+  }
+  if (map.empty()) throw Error(index + ": the weight_map is empty");
+  return map;
+}
+
+namespace {
+
+T5Config read_t5_config(const std::string& path) {
+  return parse_t5_config(read_input_file(path, limits::kMaxT5JsonBytes, "T5 config", " (is this a Hugging Face T5 folder?)"), path);
 }
 
 void read_index(T5Folder& folder, const std::string& index, std::uint64_t max_shard_bytes, const char* what) {
-  const nlohmann::json doc = parse_untrusted_json(read_input_file(index, limits::kMaxT5JsonBytes, "weight index"), index, 16);
-  if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object())
-    throw Error(index + ": no 'weight_map' object (not a Hugging Face weight index)");
   std::set<std::string> shards;
-  for (const auto& [tensor, file] : doc["weight_map"].items()) {
-    if (!file.is_string()) throw Error(index + ": weight_map['" + short_text(tensor) + "'] is not a file name");
-    const std::string path = shard_path(folder.dir, file.get<std::string>(), index);
-    folder.weight_map[tensor] = path;
-    shards.insert(path);
+  for (const auto& [tensor, file] : parse_weight_index(read_input_file(index, limits::kMaxT5JsonBytes, "weight index"), index)) {
+    folder.weight_map[tensor] = folder.dir + "/" + file;
+    shards.insert(folder.dir + "/" + file);
   }
-  if (shards.empty()) throw Error(index + ": the weight_map is empty");
   if (shards.size() > static_cast<std::size_t>(limits::kMaxT5Shards))
     throw Error(index + ": " + std::to_string(shards.size()) + " shards (the limit is " + std::to_string(limits::kMaxT5Shards) + ")");
   for (const std::string& shard : shards) {

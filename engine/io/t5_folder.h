@@ -30,6 +30,12 @@ struct T5Config {
   int inner_dim() const { return d_kv * num_heads; }
 };
 
+// transformers' config.json of a T5 (text: the file's contents; `path` names it in errors): sizes within
+// limits::kMaxT5*, a known feed_forward_proj. Throws Error naming the file and field.
+T5Config parse_t5_config(const std::string& text, const std::string& path);
+// A Hugging Face weight index ({"weight_map": {tensor: shard file}}): tensor -> shard file name, each a plain file name.
+std::map<std::string, std::string> parse_weight_index(const std::string& text, const std::string& path);
+
 enum class T5WeightLayout { Safetensors, ShardedSafetensors, TorchBin, ShardedTorchBin };
 const char* t5_layout_name(T5WeightLayout layout);
 
