@@ -23,6 +23,9 @@ for method in ar eagle; do
     --out "$tmp/$method.png" --trace "$tmp/$method.jsonl" 2> "$tmp/$method.log" >/dev/null || { cat "$tmp/$method.log"; fail "generate $method"; }
   [ -s "$tmp/$method.png" ] || fail "no image from $method"
 done
+# LANTERN's relaxed acceptance (latent neighbours from the VQ codebook) runs on the imported drafter too.
+"$cli" generate --bundle "$tmp/b" --prompt "a red cat" --method lantern --threads 1 --out "$tmp/lantern.png" > "$tmp/lantern.log" 2>&1 ||
+  fail "lantern: $(cat "$tmp/lantern.log")"
 # Lossless: greedy eagle commits ar's tokens.
 tokens() { grep '"type":"Commit"' "$1" | grep -o '"tokens":\[[0-9,]*\]' | tr -d '\n'; }
 [ "$(tokens "$tmp/ar.jsonl")" = "$(tokens "$tmp/eagle.jsonl")" ] || fail "eagle committed other tokens than ar"

@@ -141,6 +141,25 @@ class TestLlamaGenT2i : public QObject {
     }
   }
 
+  // A full T5ForConditionalGeneration checkpoint also holds the decoder and lm_head: they are ignored and reported.
+  void a_full_t5_checkpoint_loads_its_encoder_and_reports_the_rest() {
+    c10::InferenceMode inference;
+    const std::string dir = folder_with(dir_.filePath("full-t5").toStdString(), "t5_tiny", {});
+    const SafetensorsFile encoder = SafetensorsFile::open(fixture("t5_tiny/model.safetensors"));
+    std::vector<TensorToWrite> tensors;
+    for (const TensorInfo& t : encoder.tensors()) tensors.push_back({t.name, t.dtype, t.shape, encoder.data(t), t.nbytes()});
+    const std::vector<float> extra(300 * 32, 0.5f);
+    tensors.push_back({"lm_head.weight", DType::F32, {300, 32}, extra.data(), extra.size() * 4});
+    tensors.push_back({"decoder.final_layer_norm.weight", DType::F32, {32}, extra.data(), 32 * 4});
+    write_safetensors(dir + "/model.safetensors", tensors);
+    std::vector<std::string> ignored;
+    const T5Encoder with_decoder(open_t5_folder(dir), at::kCPU, &ignored);
+    QCOMPARE(ignored, (std::vector<std::string>{"decoder.final_layer_norm.weight", "lm_head.weight"}));
+    const T5Encoder plain(open_t5_folder(fixture("t5_tiny")), at::kCPU);
+    const at::Tensor ids = at::arange(1, 9, at::kLong).unsqueeze(0), mask = at::ones({1, 8}, at::kLong);
+    QVERIFY(at::equal(with_decoder.encode(ids, mask), plain.encode(ids, mask)));
+  }
+
   void caption_inputs_equal_what_sample_t2i_passes_to_generate() {
     c10::InferenceMode inference;
     const SafetensorsFile tensors = SafetensorsFile::open(fixture("reference_tensors.safetensors"));
