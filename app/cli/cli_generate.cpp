@@ -26,6 +26,7 @@ void add_generate_command(CLI::App& app) {
   c->final_callback([state] {
     const int rc = run_reporting_errors([&] {
       const std::atomic<bool>* interrupted = app::interrupt_flag();  // before any partial file exists
+      if (state->out.empty()) throw Error("--out: the output path is empty");  // said before the run, not after it
       check_replaceable(state->out);  // before the run: a device or FIFO there is refused, not replaced
       const auto engine = Engine::load(state->engine.resolved());
       const GenerateParams params = state->request.resolved(engine->info());

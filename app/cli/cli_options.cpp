@@ -19,7 +19,12 @@ void EngineFlags::add_to(CLI::App& c) {
 EngineParams EngineFlags::resolved() const {
   EngineParams p = params;
   if (p.bundle_dir.empty()) p.bundle_dir = app::default_bundle_dir();
-  if (p.threads <= 0) p.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (p.threads <= 0) p.threads = cores;
+  if (p.threads > cores) {  // more threads than cores only spin against each other
+    std::cerr << "warning: --threads " << p.threads << ": this machine has " << cores << " cores; using " << cores << "\n";
+    p.threads = cores;
+  }
   return p;
 }
 

@@ -166,6 +166,7 @@ void infer_classes(const Source& src, const Overrides& set, GptConfig& g, Conver
     g.class_null_row = rows == *n + 1;
     class_source = "--set num_classes";
   } else if (auto null = set.integer("null_class")) {
+    if (*null != 0 && *null != 1) throw Error("--set null_class=" + std::to_string(*null) + ": allowed values are 0 and 1");
     g.class_null_row = *null != 0;
     g.num_classes = rows - (g.class_null_row ? 1 : 0);
     class_source = "--set null_class";
@@ -222,6 +223,7 @@ int infer_image_size(const ConvertParams& params, const Overrides& set, int down
   if (auto s = set.integer("image_size")) {
     size = *s, source = "--set image_size";
   } else if (auto grid = set.integer("grid")) {
+    if (*grid <= 0) throw Error("--set grid=" + std::to_string(*grid) + ": the token grid side must be positive");
     size = *grid * downsample, source = "--set grid";
   } else {
     std::smatch match;
