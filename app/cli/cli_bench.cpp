@@ -27,6 +27,7 @@
 #include "cli/sweep_grid.h"
 #include "eval/prompt_checker.h"
 #endif
+#include "io/input_file.h"
 #include "trace/bench_records.h"
 
 namespace speculum::cli {
@@ -72,19 +73,21 @@ std::vector<std::string> bench_prompts(const std::string& spec, const GeneratePa
       prompts.push_back(info.text_conditioned ? data::sample_scene(data::kHeldOutSceneSeeds + static_cast<std::uint64_t>(i)).caption()
                                               : info.classes[static_cast<std::size_t>(i) % info.classes.size()]);
   } else if (!spec.empty()) {
-    std::ifstream file(spec, std::ios::binary);
-    if (!file) throw Error("--prompts: cannot open '" + spec + "'");
-    std::string text(kMaxPromptFileBytes + 1, '\0');
-    file.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(file.gcount()));
-    if (text.size() > kMaxPromptFileBytes) throw Error("--prompts: '" + spec + "' is larger than 4 MiB");
-    std::istringstream lines(text);
+    // The checked reader: a FIFO or a device is refused before open(), the size before reading.
+    std::istringstream lines(read_input_file(spec, kMaxPromptFileBytes, "prompts file"));
     int number = 0;
     for (std::string line; std::getline(lines, line);) {
       ++number;
       line.erase(0, line.find_first_not_of(" \t\r"));
       line.erase(line.find_last_not_of(" \t\r") + 1);
       if (line.empty() || line[0] == '#') continue;
+      for (const unsigned char c : line)
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02X", c);
+          throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": a control character (" + hex +
+                      "); a prompt is one line of plain text");
+        }
       if (const std::string problem = engine.check_prompt(line); !problem.empty())
         throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": " + problem);
       if (static_cast<int>(prompts.size()) == kMaxPrompts) throw Error("--prompts: '" + spec + "' has more than 100,000 prompts");
@@ -332,6 +335,10 @@ void add_bench_command(CLI::App& app) {
       run.bundle = info.name;
       run.machine = describe_runtime(info.device);
       run.threads = engine_params.threads;
+      for (const std::string& method : s->methods)
+        if (method.empty() || method[0] == '-')
+          throw Error("--methods: " + (method.empty() ? std::string("an empty method name") : "'" + method + "' is a flag, not a method") +
+                      " (give a comma-separated list, e.g. --methods sjd,eagle)");
       run.methods = s->methods.empty() ? info.methods : s->methods;  // default: all the bundle runs
       run.methods.erase(std::remove(run.methods.begin(), run.methods.end(), "ar"), run.methods.end());
       run.methods.insert(run.methods.begin(), "ar");
