@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "io/bundle.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 #include "io/safetensors.h"
 #include "models/drafter.h"
 #include "models/spatial_heads.h"
@@ -33,13 +35,9 @@ InspectReport inspect(const std::string& path) {
     report.files.push_back(summarize(path));
     return report;
   }
-  {
-    std::ifstream in(path + "/" + kManifestName);
-    if (!in) throw Error("'" + path + "' has no " + kManifestName + " (not a Speculum bundle)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    report.manifest_json = text.str();
-  }
+  // The checked reader: a FIFO or device in the manifest's place is refused, not opened (open() would block).
+  report.manifest_json =
+      read_input_file(path + "/" + kManifestName, limits::kMaxManifestBytes, "manifest", " (is this a Speculum bundle folder?)");
   const BundleManifest m = read_manifest(path);
   std::vector<std::pair<std::string, std::vector<TensorSpec>>> parts = {
       {m.target_path(), gpt_tensor_specs(m.target)}, {m.tokenizer_path(), vq_tensor_specs(m.tokenizer)}};

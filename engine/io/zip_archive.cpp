@@ -1,5 +1,7 @@
 #include "io/zip_archive.h"
 
+#include "io/input_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +68,7 @@ class Cursor {
 ZipArchive ZipArchive::open(const std::string& path) {
   ZipArchive zip;
   zip.path_ = path;
+  check_input_file(path, std::uint64_t{1} << 42, "checkpoint");  // a FIFO would block open() forever
   zip.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (zip.fd_ < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};

@@ -1,5 +1,7 @@
 #include "trace/bench_records.h"
 
+#include "io/input_file.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -130,12 +132,11 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
 
 BenchRun read_bench_run(const std::string& path, const std::string& what) {
   constexpr std::size_t kMaxBytes = 256u << 20;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(what + ": cannot open '" + path + "'");
-  std::string text, chunk(1u << 20, '\0');
-  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) throw Error(what + ": '" + path + "' is larger than 256 MiB");
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxBytes, "bench results");  // regular files only, size bounded first
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
   }
   return bench_run_from_json(parse_untrusted_json(text, path, 16), path);
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Readers of paths a user gives, each handed a FIFO with no writer: every one must refuse it at once, naming it
+# ("it is a FIFO"), instead of blocking forever in open(). inspect (a bundle whose manifest is a FIFO), convert
+# llamagen (--gpt, --vq), merge, bench --prompts.
+set -uo pipefail
+cli=$1
+bundle=$2
+fixtures=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkfifo "$tmp/fifo"
+mkdir "$tmp/bundle" && cp "$bundle"/*.safetensors "$tmp/bundle"/ && mkfifo "$tmp/bundle/speculum.json"
+check() {
+  local name=$1; shift
+  out=$(timeout 20 "$cli" "$@" 2>&1)
+  rc=$?
+  [ $rc -ne 124 ] || { echo "FAIL: $name hangs on a FIFO"; exit 1; }
+  echo "$out" | grep -q "it is a FIFO" || { echo "FAIL: $name: $out"; exit 1; }
+  echo "$name: refused ($(echo "$out" | head -1))"
+}
+check "inspect" inspect "$tmp/bundle"
+check "convert --gpt" convert llamagen --gpt "$tmp/fifo" --vq "$fixtures/llamagen/vq_tiny.pt" --out "$tmp/out1"
+check "convert --vq" convert llamagen --gpt "$fixtures/llamagen/c2i_tiny.pt" --vq "$tmp/fifo" --set n_head=4 --out "$tmp/out2"
+check "merge" merge "$tmp/fifo"
+check "bench --prompts" bench --bundle "$bundle" --prompts "$tmp/fifo"
+[ ! -e "$tmp/out1" ] && [ ! -e "$tmp/out2" ] || { echo "FAIL: a refused conversion left files"; exit 1; }
+echo "every reader refused the FIFO"
