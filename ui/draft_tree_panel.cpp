@@ -96,7 +96,8 @@ void DraftTreePanel::paintEvent(QPaintEvent*) {
   // Edges first, so boxes cover their ends.
   painter.setPen(QPen(text, 1));
   for (const Node& n : nodes_) {
-    const QRect from = n.parent < 0 ? root : box(nodes_[n.parent].depth, nodes_[n.parent].row);
+    const bool has_parent = n.parent >= 0 && n.parent < static_cast<int>(nodes_.size());  // traces are checked; stay safe anyway
+    const QRect from = has_parent ? box(nodes_[n.parent].depth, nodes_[n.parent].row) : root;
     const QRect to = box(n.depth, n.row);
     painter.drawLine(from.right(), from.center().y(), to.left(), to.center().y());
   }

@@ -223,6 +223,14 @@ class TraceChecker {
     same_length(e.tree_parent, e.cells.size(), "tree_parent");
     same_length(e.tree_depth, e.cells.size(), "tree_depth");
     tokens(e.tokens, false);
+    // A tree names its nodes by their index in this event: a parent is -1 (the last committed token) or another node.
+    const auto n = static_cast<int>(e.cells.size());
+    for (int i = 0; i < static_cast<int>(e.tree_parent.size()); ++i)
+      if (e.tree_parent[i] < -1 || e.tree_parent[i] >= n || e.tree_parent[i] == i)
+        throw Error("field 'tree_parent' names node " + std::to_string(e.tree_parent[i]) + " for node " + std::to_string(i) +
+                    " (allowed: -1 or another of the " + std::to_string(n) + " nodes)");
+    for (const int depth : e.tree_depth)
+      if (depth < 0 || depth > n) throw Error("field 'tree_depth' holds " + std::to_string(depth) + " (allowed: 0.." + std::to_string(n) + ")");
   }
   void check_event(const Frontier& e) { cells(e.cells); }
   void check_event(const Verify& e) {
