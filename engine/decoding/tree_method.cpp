@@ -185,14 +185,15 @@ void TreeMethod::run(DecodeSession& s) {
 
   // Inputs the drafter has not seen yet: committed tokens with the target features that predicted them.
   std::vector<std::int64_t> pending_tokens = {s.tokens()[0]};
-  at::Tensor pending_features = drafter_.feature(out.hidden.narrow(1, out.hidden.size(1) - 1, 1));
+  at::Tensor pending_features;
   if (drafter_.prefix_rows() > 0) {  // LANTERN: the caption rows enter the drafter's context first
     s.drafting([&] {
       const at::Tensor features = drafter_.prefix_features(s.prefix());
       drafter_.read_prefix(features, draft_cache);
       pending_features = features.narrow(1, features.size(1) - 1, 1);
-      return 0;
     });
+  } else {
+    pending_features = drafter_.feature(out.hidden.narrow(1, out.hidden.size(1) - 1, 1));
   }
   int last = 0;  // raster of the newest committed token; the target has not read it yet
   while (last + 1 < total && !s.cancel_requested()) {

@@ -94,10 +94,8 @@ void Drafter::read_prefix(const at::Tensor& features, KVCache& cache) const {
 }
 
 at::Tensor Drafter::fuse(const at::Tensor& tokens, const at::Tensor& features) const {
-  const at::Tensor embedded = convention_ == DrafterConvention::Lantern
-                                  ? weights_.at("embed_tokens.weight").index_select(0, tokens.reshape({-1})).reshape(
-                                        [&] { auto shape = tokens.sizes().vec(); shape.push_back(target_.config().dim); return shape; }())
-                                  : target_.token_embeddings(tokens);  // [..., N, dim]
+  const at::Tensor embedded = convention_ == DrafterConvention::Lantern ? at::embedding(weights_.at("embed_tokens.weight"), tokens)
+                                                                       : target_.token_embeddings(tokens);  // [..., N, dim]
   const at::Tensor e = embedded.dim() < features.dim() ? embedded.unsqueeze(0).expand_as(features) : embedded;
   return at::linear(at::cat({e, features.to(e.scalar_type())}, -1), weights_.at("fc.weight"), weights_.at("fc.bias"));
 }

@@ -16,6 +16,14 @@ namespace {
 
 constexpr const char* kShimName = "libspeculum_sentencepiece.so";
 
+#if defined(__SANITIZE_ADDRESS__)  // gcc
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)  // clang
+constexpr bool kSanitized = __has_feature(address_sanitizer);
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // dlopen of the shim, once per process: beside the running program, in ../lib, then where the build put it.
 using Create = SentencePieceShim* (*)();
 Create shim_factory() {
@@ -36,17 +44,7 @@ Create shim_factory() {
     candidates.push_back(kShimName);  // LD_LIBRARY_PATH
     // RTLD_DEEPBIND keeps libsentencepiece's protobuf to itself; sanitizer runtimes refuse it (and the programs built
     // with them that load a T5 tokenizer do not load LibTorch's protobuf first).
-#if defined(__SANITIZE_ADDRESS__)
-    constexpr int kFlags = RTLD_NOW | RTLD_LOCAL;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    constexpr int kFlags = RTLD_NOW | RTLD_LOCAL;
-#else
-    constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
-#else
-    constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
+    constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | (kSanitized ? 0 : RTLD_DEEPBIND);
     for (const std::string& path : candidates) {
       if (path.find('/') != std::string::npos && !std::filesystem::exists(path, ec)) continue;
       void* handle = dlopen(path.c_str(), kFlags);
