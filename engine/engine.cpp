@@ -135,9 +135,12 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   impl->manifest = read_manifest(params.bundle_dir);
   const BundleManifest& m = impl->manifest;
   impl->device = resolve_device(params.device);
+  const WeightFormat format = params.weights.empty() ? m.weight_format : parse_weight_format(params.weights);
+  if (format == WeightFormat::Q8 && impl->device.is_cuda())
+    throw Error("weights q8 run on the CPU only (LibTorch has no 8-bit product on CUDA); use f16 or bf16 there");
   c10::InferenceMode inference;
   impl->target = std::make_unique<Transformer>(
-      m.target, load_checked(m.target_path(), gpt_tensor_specs(m.target), impl->device, log), impl->device);
+      m.target, load_checked(m.target_path(), gpt_tensor_specs(m.target), impl->device, log), impl->device, format);
   impl->tokenizer = std::make_unique<VqModel>(
       m.tokenizer, load_checked(m.tokenizer_path(), vq_tensor_specs(m.tokenizer), impl->device, log), impl->device);
   impl->vocabulary = TextVocabulary(m.text_vocab);
@@ -149,18 +152,19 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   for (const auto& [name, entry] : m.drafters) {
     impl->drafters[name] = std::make_unique<Drafter>(
         *impl->target, load_checked(m.drafter_path(name), drafter_tensor_specs(m.target, entry.convention), impl->device, log),
-        entry.convention, entry.norm_eps, entry.rope_grid);
+        entry.convention, entry.norm_eps, entry.rope_grid, format);
     resources.drafters[name] = impl->drafters[name].get();
   }
   if (const auto& h = m.ssd_heads) {
     impl->ssd_heads = std::make_unique<SpatialHeads>(
         *impl->target, load_checked(m.ssd_heads_path(), spatial_heads_tensor_specs(m.target, h->horizontal, h->vertical), impl->device, log),
-        h->horizontal, h->vertical);
+        h->horizontal, h->vertical, format);
     resources.ssd_heads = impl->ssd_heads.get();
   }
   if (m.low_res_drafter) {
     impl->low_res_drafter = std::make_unique<Transformer>(
-        m.low_res_config(), load_checked(m.low_res_drafter_path(), gpt_tensor_specs(m.low_res_config()), impl->device, log), impl->device);
+        m.low_res_config(), load_checked(m.low_res_drafter_path(), gpt_tensor_specs(m.low_res_config()), impl->device, log), impl->device,
+        format);
     resources.low_res_drafter = impl->low_res_drafter.get();
   }
   resources.tokenizer = impl->tokenizer.get();
@@ -173,6 +177,8 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.name = m.name;
   info.bundle_dir = m.dir;
   info.device = impl->device.str();
+  info.weight_format = weight_format_name(format);
+  info.decode_step_bytes = impl->target->decode_step_weight_bytes();
   info.text_conditioned = g.condition == ConditionKind::Text;
   info.cfg_available = info.text_conditioned || g.class_null_row;
   info.sampling = m.sampling;
@@ -413,6 +419,21 @@ std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<
     costs.push_back({n, ms[ms.size() / 2]});
   }
   return costs;
+}
+
+double Engine::measure_weight_read_bandwidth(int repeats) const {
+  std::lock_guard lock(impl_->generate_mutex);
+  c10::InferenceMode inference;
+  const std::int64_t bytes = std::max<std::int64_t>(impl_->info.decode_step_bytes, 1 << 20);
+  const at::Tensor buffer = at::ones({bytes / 4}, at::kFloat);  // LibTorch's vectorised, threaded sum reads it once
+  std::vector<double> seconds;
+  for (int r = 0; r < std::max(1, repeats) + 1; ++r) {  // one untimed
+    const auto start = std::chrono::steady_clock::now();
+    buffer.sum().item<float>();
+    if (r > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+  return static_cast<double>(bytes / 4 * 4) / seconds[seconds.size() / 2] / 1e9;
 }
 
 double Engine::measure_caption_cost(const std::string& prompt, int repeats) const {

@@ -11,6 +11,7 @@ std::string EngineParams::to_string() const {
   std::ostringstream s;
   s << "bundle=" << bundle_dir << " device=" << device << " threads=" << threads;
   if (!t5_folder.empty()) s << " t5=" << t5_folder;
+  if (!weights.empty()) s << " weights=" << weights;
   return s.str();
 }
 

@@ -39,6 +39,7 @@ struct EngineParams {
   std::string device = "auto";   // "auto" (CUDA when available), "cpu" or "cuda"
   int threads = 0;               // LibTorch intra-op threads; 0 leaves the current setting
   std::string t5_folder;         // T5 bundles: the T5 folder to use instead of the one the manifest names
+  std::string weights;           // "f32", "f16", "bf16" or "q8": how the matrices run; empty: the manifest's (else f32)
   std::string to_string() const;
 };
 
@@ -101,6 +102,8 @@ struct ModelInfo {
   int image_size = 0;
   int vocab_size = 0;
   std::int64_t target_parameters = 0;
+  std::string weight_format;             // how the matrices run: "f32", "f16", "bf16" or "q8"
+  std::int64_t decode_step_bytes = 0;    // weight bytes one target decode step reads (the roofline's numerator)
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
@@ -141,6 +144,10 @@ class Engine {
   // T5 bundles: what encoding one prompt costs (cleaning, tokenising, the encoder; median of `repeats`, in ms, on the
   // calling thread's threads). A generation pays it once per prompt: the features are reused.
   double measure_caption_cost(const std::string& prompt, int repeats) const;
+  // GB/s at which this machine reads a buffer the size of one decode step's weights (info().decode_step_bytes), so
+  // from the cache level or memory the weights live in; median of `repeats`. decode_step_bytes / this is the
+  // roofline of a 1-token step.
+  double measure_weight_read_bandwidth(int repeats) const;
   Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
   // What each code looks like on its own: the centre cell of a 3x3 grid of that code, decoded (one patch of
   // image_size / grid_cols pixels a side per token). Throws Error for a token outside the codebook.

@@ -23,6 +23,7 @@
 #include "io/json_fields.h"
 #ifndef SPECULUM_ENGINE_ONLY
 #include "cli/bench_features.h"
+#include "cli/bench_kernels.h"
 #include "common/speed_quality_chart.h"
 #include "cli/sweep_grid.h"
 #include "eval/prompt_checker.h"
@@ -290,6 +291,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> methods;
     RunFlags flags;
     bool forward_cost = false;
+    bool kernels = false;
     int forward_repeats = 40;
   };
   auto s = std::make_shared<State>();
@@ -300,11 +302,17 @@ void add_bench_command(CLI::App& app) {
   s->flags.add_to(*c);
   c->add_flag("--forward-cost", s->forward_cost,
               "Instead: what one target forward of 1, 8, 16, 32 and 64 new tokens costs (after half the grid), against one");
+  c->add_flag("--kernels", s->kernels,
+              "Instead: what the decode step's matrix products cost by implementation and weight format (no bundle needed)");
   c->add_option("--repeats", s->forward_repeats, "With --forward-cost: timed forwards per size (the median is shown)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   c->final_callback([s] {
     const int rc = run_reporting_errors([&] {
+      if (s->kernels) {
+        print_kernel_study(std::cout, s->engine.params.threads);
+        return;
+      }
       const EngineParams engine_params = s->engine.resolved();
       const auto load_start = std::chrono::steady_clock::now();
       const auto engine = Engine::load(engine_params);
@@ -324,6 +332,10 @@ void add_bench_command(CLI::App& app) {
         for (const auto& c : costs)
           std::cout << std::fixed << std::setw(8) << c.new_tokens << std::setprecision(2) << std::setw(10) << c.ms << std::setw(9)
                     << c.ms / costs.front().ms << "x" << std::setprecision(3) << std::setw(12) << c.ms / c.new_tokens << "\n";
+        const double gbs = engine->measure_weight_read_bandwidth(std::max(5, s->forward_repeats / 4));
+        std::cout << std::setprecision(1) << "weights " << info.weight_format << ": one decode step reads " << info.decode_step_bytes / 1e6
+                  << " MB of matrices; this machine reads that much at " << gbs << " GB/s; roofline ms per 1-token step "
+                  << std::setprecision(3) << info.decode_step_bytes / gbs / 1e6 << "\n";
         if (info.free_text) {
           const std::string prompt = "a photo of a corgi wearing a red scarf, running on a beach at sunset, highly detailed";
           std::cout << "T5 encoder: " << std::setprecision(1) << engine->measure_caption_cost(prompt, 5)

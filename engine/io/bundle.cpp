@@ -177,6 +177,13 @@ BundleManifest read_manifest(const std::string& dir) {
                   "] is not image.grid [" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
                   "] divided by 2 or 4 in both directions");
   }
+  if (root.has("weight_format")) {
+    try {
+      m.weight_format = parse_weight_format(root.string("weight_format"));
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+  }
   if (root.has("sampling")) {
     m.sampling = read_sampling_fields(root.object("sampling"), m.sampling);
     try {
@@ -261,6 +268,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
     doc["ssd_heads"] = {{"weights", h->weights}, {"horizontal", h->horizontal}, {"vertical", h->vertical}};
   if (const auto& d = m.low_res_drafter) doc["low_res_drafter"] = {{"weights", d->weights}, {"grid", {d->grid_rows, d->grid_cols}}};
   write_sampling_fields(m.sampling, doc["sampling"]);
+  if (m.weight_format != WeightFormat::F32) doc["weight_format"] = weight_format_name(m.weight_format);
   if (const auto& guide = m.prompt_guide)
     doc["prompt_guide"] = {{"grammar", guide->grammar}, {"examples", guide->examples}, {"chosen_by", guide->chosen_by}};
   if (g.condition == ConditionKind::Class) {

@@ -90,6 +90,8 @@ struct BundleManifest {
   std::optional<SpatialHeadsEntry> ssd_heads;
   std::optional<LowResDrafterEntry> low_res_drafter;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
+  WeightFormat weight_format = WeightFormat::F32;  // "weight_format": how its matrices run unless the user says
+
   std::optional<PromptGuide> prompt_guide;
 
   std::string target_path() const { return dir + "/" + target_weights; }

@@ -13,16 +13,25 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
 }
 
-at::Tensor swiglu(const at::Tensor& h, const at::Tensor& w1, const at::Tensor& w3, const at::Tensor& w2) {
-  return at::linear(at::silu(at::linear(h, w1)) * at::linear(h, w3), w2);
+at::Tensor swiglu(const at::Tensor& h, const LinearWeight& w1, const LinearWeight& w3, const LinearWeight& w2) {
+  return linear(at::silu(linear(h, w1)) * linear(h, w3), w2);
+}
+
+std::vector<std::string> decoder_layer_matrix_names(const std::string& prefix) {
+  return {prefix + "attention.wqkv.weight", prefix + "attention.wo.weight", prefix + "feed_forward.w1.weight",
+          prefix + "feed_forward.w2.weight", prefix + "feed_forward.w3.weight"};
 }
 
 DecoderLayer decoder_layer_weights(const TensorMap& weights, const std::string& prefix, const char* owner,
-                                   bool with_attention_norm) {
+                                   bool with_attention_norm, WeightFormat format) {
   const auto w = [&](const char* name) { return find_tensor(weights, prefix + name, owner); };
-  return {w("attention.wqkv.weight"),  w("attention.wo.weight"),
-          w("feed_forward.w1.weight"), w("feed_forward.w2.weight"),
-          w("feed_forward.w3.weight"), with_attention_norm ? w("attention_norm.weight") : at::Tensor(),
+  const auto m = [&](const char* name) { return make_linear_weight(w(name), format); };
+  return {m("attention.wqkv.weight"),
+          m("attention.wo.weight"),
+          m("feed_forward.w1.weight"),
+          m("feed_forward.w2.weight"),
+          m("feed_forward.w3.weight"),
+          with_attention_norm ? w("attention_norm.weight") : at::Tensor(),
           w("ffn_norm.weight")};
 }
 
@@ -31,7 +40,7 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
   const int rows = static_cast<int>(x.size(0)), n = static_cast<int>(x.size(1));
   const int dim = static_cast<int>(x.size(2)), hd = dim / heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  const at::Tensor qkv = at::linear(L.attention_norm.defined() ? rms_norm(x, L.attention_norm, norm_eps) : x, L.wqkv);
+  const at::Tensor qkv = linear(L.attention_norm.defined() ? rms_norm(x, L.attention_norm, norm_eps) : x, L.wqkv);
   // q and k rotate together: [rows, N, 2 * heads, hd]
   const auto qk =
       apply_rope(qkv.narrow(-1, 0, 2 * dim).reshape({rows, n, 2 * heads, hd}), rope).transpose(1, 2).split(heads, 1);
@@ -45,7 +54,7 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
   }
   const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
   const at::Tensor attn = at::matmul(at::softmax(scores, -1), v);
-  const at::Tensor h = x + at::linear(attn.transpose(1, 2).reshape({rows, n, dim}), L.wo);
+  const at::Tensor h = x + linear(attn.transpose(1, 2).reshape({rows, n, dim}), L.wo);
   return h + swiglu(rms_norm(h, L.ffn_norm, norm_eps), L.w1, L.w3, L.w2);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/kv_cache.h"
+#include "models/linear.h"
 #include "models/tensor_io.h"
 
 namespace speculum {
@@ -20,18 +21,22 @@ constexpr float kMaskedOut = -1e9f;
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // w2 · (silu(w1 · h) ⊙ w3 · h)
-at::Tensor swiglu(const at::Tensor& h, const at::Tensor& w1, const at::Tensor& w3, const at::Tensor& w2);
+at::Tensor swiglu(const at::Tensor& h, const LinearWeight& w1, const LinearWeight& w3, const LinearWeight& w2);
 
 // One LlamaGen decoder layer's weights. An undefined attention_norm means no input norm (the EAGLE
 // drafter's single layer, whose input is already a fused feature).
 struct DecoderLayer {
-  at::Tensor wqkv, wo, w1, w2, w3, attention_norm, ffn_norm;
+  LinearWeight wqkv, wo, w1, w2, w3;
+  at::Tensor attention_norm, ffn_norm;
 };
 
-// `<prefix>attention.wqkv.weight`, ... of `weights` (LlamaGen's names); `owner` names the model in errors.
-// Without `with_attention_norm` the layer takes its input as it is.
+// `<prefix>attention.wqkv.weight`, ... of `weights` (LlamaGen's names), the matrices in `format`; `owner` names
+// the model in errors. Without `with_attention_norm` the layer takes its input as it is.
 DecoderLayer decoder_layer_weights(const TensorMap& weights, const std::string& prefix, const char* owner,
-                                   bool with_attention_norm = true);
+                                   bool with_attention_norm = true, WeightFormat format = WeightFormat::F32);
+
+// The names of a decoder layer's matrices under `prefix` (what decoder_layer_weights converts).
+std::vector<std::string> decoder_layer_matrix_names(const std::string& prefix);
 
 // x [rows, N, dim] through one layer with 2D RoPE rows `rope` [N, hd/2, 2]. With a cache, keys and values
 // go to slots [begin, begin + N) of layer `cache_layer` and attention spans the cache; else it spans x.

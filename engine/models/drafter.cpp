@@ -21,7 +21,8 @@ std::vector<TensorSpec> drafter_tensor_specs(const GptConfig& g, DrafterConventi
   return specs;
 }
 
-Drafter::Drafter(const Transformer& target, TensorMap weights, DrafterConvention convention, double norm_eps, int rope_grid)
+Drafter::Drafter(const Transformer& target, TensorMap weights, DrafterConvention convention, double norm_eps, int rope_grid,
+                 WeightFormat format)
     : target_(target), weights_(std::move(weights)), convention_(convention), norm_eps_(norm_eps > 0 ? norm_eps : target.config().norm_eps) {
   const GptConfig& g = target.config();
   if (rope_grid > 0) {
@@ -39,7 +40,8 @@ Drafter::Drafter(const Transformer& target, TensorMap weights, DrafterConvention
                   ", the target's width implies " + shape_to_string(spec.shape));
   }
   for (auto& [name, t] : weights_) t = t.to(target.device());
-  layer_ = decoder_layer_weights(weights_, "layers.0.", "drafter", /*with_attention_norm=*/false);
+  layer_ = decoder_layer_weights(weights_, "layers.0.", "drafter", /*with_attention_norm=*/false, format);
+  fc_ = make_linear_weight(weights_.at("fc.weight"), format);
 }
 
 KVCache Drafter::make_cache(int rows, int extra_slots) const {
@@ -57,12 +59,12 @@ int Drafter::prefix_rows() const { return convention_ == DrafterConvention::Lant
 
 at::Tensor Drafter::feature(const at::Tensor& hidden) const {
   if (convention_ == DrafterConvention::Speculum) return hidden;
-  return rms_norm(hidden, target_.weights().at("norm.weight"), target_.config().norm_eps).to(hidden.scalar_type());
+  return target_.final_norm(hidden);
 }
 
 at::Tensor Drafter::logits(const at::Tensor& predicted) const {
   if (convention_ == DrafterConvention::Speculum) return target_.head(predicted);
-  return at::linear(predicted, target_.weights().at("output.weight")).to(at::kFloat);
+  return linear(predicted, target_.output_weight()).to(at::kFloat);
 }
 
 at::Tensor Drafter::prefix_features(const ConditionPrefix& prefix) const {
@@ -97,7 +99,7 @@ at::Tensor Drafter::fuse(const at::Tensor& tokens, const at::Tensor& features) c
   const at::Tensor embedded = convention_ == DrafterConvention::Lantern ? at::embedding(weights_.at("embed_tokens.weight"), tokens)
                                                                        : target_.token_embeddings(tokens);  // [..., N, dim]
   const at::Tensor e = embedded.dim() < features.dim() ? embedded.unsqueeze(0).expand_as(features) : embedded;
-  return at::linear(at::cat({e, features.to(e.scalar_type())}, -1), weights_.at("fc.weight"), weights_.at("fc.bias"));
+  return linear(at::cat({e, features.to(e.scalar_type())}, -1), fc_, weights_.at("fc.bias"));
 }
 
 at::Tensor Drafter::forward(const at::Tensor& tokens, const at::Tensor& features,

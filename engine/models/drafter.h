@@ -34,8 +34,9 @@ class Drafter {
   // `weights` must hold every tensor of drafter_tensor_specs(target.config(), convention); they move to its device.
   // `norm_eps` 0: the target's; `rope_grid` > 0: a square RoPE grid of its own (LANTERN's drafters fix theirs from
   // input_type, whatever the target's), which must hold the target's tokens.
+  // Its matrices run in `format`.
   Drafter(const Transformer& target, TensorMap weights, DrafterConvention convention = DrafterConvention::Speculum, double norm_eps = 0,
-          int rope_grid = 0);
+          int rope_grid = 0, WeightFormat format = WeightFormat::F32);
 
   const Transformer& target() const { return target_; }
   const TensorMap& weights() const { return weights_; }
@@ -70,6 +71,7 @@ class Drafter {
   const Transformer& target_;
   TensorMap weights_;
   DecoderLayer layer_;
+  LinearWeight fc_;
   at::Tensor rope_rows(const std::vector<std::int64_t>& positions) const;
 
   DrafterConvention convention_;

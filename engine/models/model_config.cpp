@@ -179,4 +179,22 @@ void validate_config(const VqConfig& c) {
   }
 }
 
+WeightFormat parse_weight_format(const std::string& name) {
+  if (name == "f32") return WeightFormat::F32;
+  if (name == "f16") return WeightFormat::F16;
+  if (name == "bf16") return WeightFormat::BF16;
+  if (name == "q8") return WeightFormat::Q8;
+  throw Error("weight format '" + name + "' is not one of f32, f16, bf16, q8");
+}
+
+std::string weight_format_name(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::F32: return "f32";
+    case WeightFormat::F16: return "f16";
+    case WeightFormat::BF16: return "bf16";
+    case WeightFormat::Q8: return "q8";
+  }
+  return "f32";
+}
+
 }  // namespace speculum

@@ -74,6 +74,13 @@ struct VqConfig {
 // an embedding of its own, the output projection alone, and the caption rows in its context (models/drafter.h).
 enum class DrafterConvention { Speculum, Lantern };
 
+// How a model's matrices are held for inference (models/linear.h): float32, float16, bfloat16, or 8-bit with a
+// float32 scale per 32 weights. Training is always float32.
+enum class WeightFormat { F32, F16, BF16, Q8 };
+// "f32", "f16", "bf16", "q8"; parse throws Error naming the allowed values.
+WeightFormat parse_weight_format(const std::string& name);
+std::string weight_format_name(WeightFormat format);
+
 struct TensorSpec {
   std::string name;
   std::vector<std::int64_t> shape;

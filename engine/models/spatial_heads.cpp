@@ -28,7 +28,7 @@ std::vector<TensorSpec> spatial_heads_tensor_specs(const GptConfig& target, int 
   return specs;
 }
 
-SpatialHeads::SpatialHeads(const Transformer& target, TensorMap weights, int horizontal, int vertical)
+SpatialHeads::SpatialHeads(const Transformer& target, TensorMap weights, int horizontal, int vertical, WeightFormat format)
     : target_(target), weights_(std::move(weights)), horizontal_(horizontal), vertical_(vertical) {
   if (horizontal < 1 || vertical < 1) throw Error("SSD needs at least one horizontal and one vertical head");
   for (const auto& spec : spatial_heads_tensor_specs(target.config(), horizontal, vertical)) {
@@ -38,6 +38,8 @@ SpatialHeads::SpatialHeads(const Transformer& target, TensorMap weights, int hor
                   ", the target's width implies " + shape_to_string(spec.shape));
   }
   for (auto& [name, t] : weights_) t = t.to(target.device());
+  for (const auto& spec : spatial_heads_tensor_specs(target.config(), horizontal, vertical))
+    if (spec.shape.size() == 2) matrices_[spec.name] = make_linear_weight(weights_.at(spec.name), format);
 }
 
 at::Tensor SpatialHeads::predict(SpatialDirection direction, int delta, const at::Tensor& features,
@@ -49,9 +51,9 @@ at::Tensor SpatialHeads::predict(SpatialDirection direction, int delta, const at
   at::Tensor e = target_.token_embeddings(tokens);
   while (e.dim() < features.dim()) e = e.unsqueeze(0);
   e = e.expand_as(features);  // one token row for every CFG row
-  const at::Tensor z = at::linear(at::cat({features.to(e.scalar_type()), e}, -1), weights_.at(p + "w0.weight"));
+  const at::Tensor z = linear(at::cat({features.to(e.scalar_type()), e}, -1), matrices_.at(p + "w0.weight"));
   const at::Tensor normed = rms_norm(z, weights_.at(p + "norm.weight"), target_.config().norm_eps).to(z.scalar_type());
-  return z + swiglu(normed, weights_.at(p + "w1.weight"), weights_.at(p + "w3.weight"), weights_.at(p + "w2.weight"));
+  return z + swiglu(normed, matrices_.at(p + "w1.weight"), matrices_.at(p + "w3.weight"), matrices_.at(p + "w2.weight"));
 }
 
 }  // namespace speculum

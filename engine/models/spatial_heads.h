@@ -9,9 +9,11 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "models/linear.h"
 #include "models/model_config.h"
 #include "models/tensor_io.h"
 #include "models/transformer.h"
@@ -25,8 +27,9 @@ std::vector<TensorSpec> spatial_heads_tensor_specs(const GptConfig& target, int 
 
 class SpatialHeads {
  public:
-  // `weights` must hold every tensor of the specs for these head counts; they move to the target's device.
-  SpatialHeads(const Transformer& target, TensorMap weights, int horizontal, int vertical);
+  // `weights` must hold every tensor of the specs for these head counts; they move to the target's device, the
+  // matrices in `format`.
+  SpatialHeads(const Transformer& target, TensorMap weights, int horizontal, int vertical, WeightFormat format = WeightFormat::F32);
 
   const Transformer& target() const { return target_; }
   const TensorMap& weights() const { return weights_; }
@@ -41,6 +44,7 @@ class SpatialHeads {
  private:
   const Transformer& target_;
   TensorMap weights_;
+  std::map<std::string, LinearWeight> matrices_;  // w0, w1, w3, w2 of every head, by tensor name
   int horizontal_;
   int vertical_;
 };

@@ -9,6 +9,8 @@ namespace speculum {
 namespace {
 
 const at::Tensor& tensor(const TensorMap& weights, const std::string& name) { return find_tensor(weights, name, "target"); }
+// Run once per prompt and trained with the target: f32, shared with the map.
+LinearWeight matrix(const TensorMap& weights, const std::string& name) { return make_linear_weight(tensor(weights, name), WeightFormat::F32); }
 
 }  // namespace
 
@@ -25,14 +27,14 @@ at::Tensor encode_caption(const GptConfig& config, const TensorMap& weights, con
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int i = 0; i < config.text_encoder_layers; ++i) {
     const std::string p = "text_encoder.layers." + std::to_string(i) + ".";
-    const at::Tensor qkv = at::linear(rms_norm(x, tensor(weights, p + "attention_norm.weight"), config.norm_eps),
-                                      tensor(weights, p + "attention.wqkv.weight"))
+    const at::Tensor qkv = linear(rms_norm(x, tensor(weights, p + "attention_norm.weight"), config.norm_eps),
+                                  matrix(weights, p + "attention.wqkv.weight"))
                                .reshape({b, l, 3, heads, hd})
                                .permute({2, 0, 3, 1, 4});  // [3, B, heads, L, hd]
     const at::Tensor attn = at::matmul(at::softmax(at::matmul(qkv[0], qkv[1].transpose(2, 3)) * scale + bias, -1), qkv[2]);
-    x = x + at::linear(attn.transpose(1, 2).reshape({b, l, -1}), tensor(weights, p + "attention.wo.weight"));
-    x = x + swiglu(rms_norm(x, tensor(weights, p + "ffn_norm.weight"), config.norm_eps), tensor(weights, p + "feed_forward.w1.weight"),
-                   tensor(weights, p + "feed_forward.w3.weight"), tensor(weights, p + "feed_forward.w2.weight"));
+    x = x + linear(attn.transpose(1, 2).reshape({b, l, -1}), matrix(weights, p + "attention.wo.weight"));
+    x = x + swiglu(rms_norm(x, tensor(weights, p + "ffn_norm.weight"), config.norm_eps), matrix(weights, p + "feed_forward.w1.weight"),
+                   matrix(weights, p + "feed_forward.w3.weight"), matrix(weights, p + "feed_forward.w2.weight"));
   }
   return x;
 }

@@ -15,14 +15,18 @@ const at::Tensor& weight(const TensorMap& weights, const std::string& name) { re
 
 }  // namespace
 
-Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device)
+Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device, WeightFormat format)
     : config_(std::move(config)), weights_(std::move(weights)), device_(device) {
   validate_config(config_);
   for (auto& [name, t] : weights_) t = t.to(device_);
   for (int i = 0; i < config_.n_layer; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    layers_.push_back(decoder_layer_weights(weights_, p, "target"));
+    layers_.push_back(decoder_layer_weights(weights_, p, "target", /*with_attention_norm=*/true, format));
+    if (format != WeightFormat::F32)
+      for (const auto& name : decoder_layer_matrix_names(p)) weights_.erase(name);
   }
+  output_ = make_linear_weight(weight(weights_, "output.weight"), format);
+  if (format != WeightFormat::F32) weights_.erase("output.weight");
   rope_table_ = rope_table_2d(config_.grid_rows, config_.grid_cols, config_.head_dim(), config_.rope_base,
                               config_.cls_token_num)
                     .to(device_);
@@ -80,8 +84,19 @@ at::Tensor Transformer::hidden_uncached(const at::Tensor& x, const at::Tensor& p
   return run_blocks(x.to(device_), rope_table_.index_select(0, positions.to(device_)), bias.to(device_), nullptr, 0);
 }
 
+at::Tensor Transformer::final_norm(const at::Tensor& hidden) const {
+  return rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps).to(hidden.scalar_type());
+}
+
 at::Tensor Transformer::head(const at::Tensor& hidden) const {
-  return at::linear(rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps), weight(weights_, "output.weight")).to(at::kFloat);
+  return linear(rms_norm(hidden, weight(weights_, "norm.weight"), config_.norm_eps), output_).to(at::kFloat);
+}
+
+std::int64_t Transformer::decode_step_weight_bytes() const {
+  std::int64_t bytes = output_.bytes();
+  for (const DecoderLayer& l : layers_)
+    for (const LinearWeight* w : {&l.wqkv, &l.wo, &l.w1, &l.w2, &l.w3}) bytes += w->bytes();
+  return bytes;
 }
 
 at::Tensor Transformer::forward_teacher(const at::Tensor& prefix_embeddings, const at::Tensor& prefix_attendable,

@@ -40,7 +40,9 @@ struct ConditionPrefix {
 
 class Transformer {
  public:
-  Transformer(GptConfig config, TensorMap weights, at::Device device);
+  // The decoder layers' matrices and the output head run in `format`; in any other format than F32 the
+  // float32 originals of those matrices are dropped from weights().
+  Transformer(GptConfig config, TensorMap weights, at::Device device, WeightFormat format = WeightFormat::F32);
 
   const GptConfig& config() const { return config_; }
   at::Device device() const { return device_; }
@@ -65,6 +67,11 @@ class Transformer {
   at::Tensor hidden_uncached(const at::Tensor& x, const at::Tensor& positions, const at::Tensor& bias) const;
   // Final norm and output head: features [..., dim] -> logits [..., vocab] float32.
   at::Tensor head(const at::Tensor& hidden) const;
+  // The final norm alone, in hidden's dtype, and the output head's matrix.
+  at::Tensor final_norm(const at::Tensor& hidden) const;
+  const LinearWeight& output_weight() const { return output_; }
+  // Bytes of weights one decode step reads: every layer's matrices and the output head, in their format.
+  std::int64_t decode_step_weight_bytes() const;
   // Token embeddings [..., dim] of image tokens [...] (without cell positions).
   at::Tensor token_embeddings(const at::Tensor& tokens) const;
   // 2D RoPE rows of RoPE positions [N] int64 -> [N, hd/2, 2].
@@ -100,6 +107,7 @@ class Transformer {
   TensorMap weights_;
   at::Device device_;
   std::vector<DecoderLayer> layers_;
+  LinearWeight output_;
   at::Tensor rope_table_;
 };
 

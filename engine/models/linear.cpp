@@ -1,0 +1,110 @@
+#include "models/linear.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+
+#include "error.h"
+
+namespace speculum {
+namespace {
+
+// Output features per block of a CUDA or many-row product over converted weights: small enough that the f32
+// block stays in the cache next to the GEMM, large enough that the GEMM stays efficient.
+constexpr std::int64_t kConvertedBlockFeatures = 256;
+
+// Multiply-adds below which a thread is not worth waking (an OpenMP fork costs a few microseconds).
+constexpr std::int64_t kMinWorkPerThread = 1 << 15;
+
+WeightView view_of(const LinearWeight& w) {
+  return {w.format, w.values.data_ptr(), w.scales.defined() ? w.scales.data_ptr<float>() : nullptr, w.out_features(),
+          w.in_features()};
+}
+
+bool wants_gradient(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias) {
+  return at::GradMode::is_enabled() &&
+         (x.requires_grad() || w.values.requires_grad() || (bias.defined() && bias.requires_grad()));
+}
+
+at::Tensor converted_weight_rows(const LinearWeight& w, std::int64_t first, std::int64_t count) {
+  const at::Tensor values = w.values.narrow(0, first, count);
+  if (w.format != WeightFormat::Q8) return values.to(at::kFloat);
+  return (values.to(at::kFloat).view({count, -1, kQ8Block}) * w.scales.narrow(0, first, count).unsqueeze(-1)).view({count, -1});
+}
+
+// GEMM over f32 blocks of features converted one at a time: never a whole f32 copy of the matrix.
+at::Tensor by_converted_blocks(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
+  const at::Tensor x = x2d.to(at::kFloat);
+  at::Tensor y = at::empty({x.size(0), w.out_features()}, x.options());
+  for (std::int64_t first = 0; first < w.out_features(); first += kConvertedBlockFeatures) {
+    const std::int64_t count = std::min(kConvertedBlockFeatures, w.out_features() - first);
+    y.narrow(1, first, count).copy_(at::linear(x, converted_weight_rows(w, first, count),
+                                               bias.defined() ? bias.narrow(0, first, count).to(at::kFloat) : bias));
+  }
+  return y.to(x2d.scalar_type());
+}
+
+}  // namespace
+
+std::int64_t LinearWeight::bytes() const {
+  return values.numel() * static_cast<std::int64_t>(values.element_size()) +
+         (scales.defined() ? scales.numel() * static_cast<std::int64_t>(sizeof(float)) : 0);
+}
+
+at::Tensor LinearWeight::to_float() const { return format == WeightFormat::F32 ? values : converted_weight_rows(*this, 0, out_features()); }
+
+LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
+  if (w.dim() != 2) throw Error("a linear weight must be a matrix [out, in]");
+  const std::int64_t in = w.size(1);
+  const bool representable = format == WeightFormat::Q8 ? in % kQ8Block == 0 && !w.is_cuda() : in % 8 == 0;
+  if (format == WeightFormat::F32 || !representable) return {WeightFormat::F32, w, {}};
+  if (format == WeightFormat::F16) return {format, w.to(at::kHalf).contiguous(), {}};
+  if (format == WeightFormat::BF16) return {format, w.to(at::kBFloat16).contiguous(), {}};
+  const at::Tensor source = w.to(at::kFloat).contiguous();
+  at::Tensor q = at::empty({w.size(0), in}, source.options().dtype(at::kChar));
+  at::Tensor scales = at::empty({w.size(0), in / kQ8Block}, source.options());
+  at::parallel_for(0, w.size(0), 64, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t j = first; j < last; ++j)
+      quantize_q8_row(source.data_ptr<float>() + j * in, in, q.data_ptr<std::int8_t>() + j * in,
+                      scales.data_ptr<float>() + j * (in / kQ8Block));
+  });
+  return {format, q, scales};
+}
+
+at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
+  const at::Tensor x = x2d.contiguous();
+  const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : bias;
+  const int rows = static_cast<int>(x.size(0));
+  at::Tensor y = at::empty({rows, w.out_features()}, x.options());
+  const WeightView view = view_of(w);
+  const float* xp = x.data_ptr<float>();
+  const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  const std::int64_t blocks = (view.out + 3) / 4;  // the kernels tile 4 features
+  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
+  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
+    stream_linear(xp, rows, view, bp, yp, first * 4, std::min(last * 4, view.out));
+  });
+  return y;
+}
+
+at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias) {
+  const std::int64_t in = w.in_features();
+  if (x.size(-1) != in)
+    throw Error("linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " + std::to_string(in));
+  const std::int64_t rows = x.numel() / in;
+  if (w.format == WeightFormat::F32 && (x.is_cuda() || rows > kStreamRowsMax || x.scalar_type() != at::kFloat ||
+                                        wants_gradient(x, w, bias)))
+    return at::linear(x, w.values, bias);
+  if (x.is_cuda()) {  // F16 / BF16 on the GPU: its own half-precision GEMM
+    const at::Tensor y = at::linear(x.to(w.values.scalar_type()), w.values, bias.defined() ? bias.to(w.values.scalar_type()) : bias);
+    return y.to(x.scalar_type());
+  }
+  auto shape = x.sizes().vec();
+  shape.back() = w.out_features();
+  const at::Tensor x2d = x.reshape({rows, in});
+  if (rows > kStreamRowsMaxConverted || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
+  return linear_streamed(x2d, w, bias).view(shape);
+}
+
+}  // namespace speculum

@@ -1,0 +1,48 @@
+// The one home of "activations times a weight matrix" for inference and training: y = x · Wᵀ (+ b).
+//
+// A decode step multiplies a handful of rows (CFG streams × new tokens) by every matrix of the model, so it is
+// bound by reading the weights; a GEMM re-packs the whole matrix on each call and ran such products at a third
+// of the machine's bandwidth. Up to kStreamRowsMax rows the product therefore streams the weights once through
+// linear_kernels.h, in their stored format; above it (verification passes of many tokens, prompts, training)
+// LibTorch's GEMM runs, over f32 blocks converted on the fly for 16- and 8-bit weights.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "models/linear_kernels.h"
+#include "models/tensor_io.h"
+
+namespace speculum {
+
+// Rows up to which streaming beats OpenBLAS's GEMM on f32 weights, and GEMM over converted blocks on 16- and
+// 8-bit weights (measured with `bench --kernels`: docs/benchmarks/studies.md).
+constexpr int kStreamRowsMax = 16;
+constexpr int kStreamRowsMaxConverted = 64;
+
+// A weight matrix [out, in] in its inference format. F32 shares the tensor it was made from (training updates
+// it in place and autograd sees it); the others hold a converted copy.
+struct LinearWeight {
+  WeightFormat format = WeightFormat::F32;
+  at::Tensor values;  // F32 float, F16 half, BF16 bfloat16, Q8 int8: [out, in]
+  at::Tensor scales;  // Q8: float [out, in / kQ8Block]
+
+  bool defined() const { return values.defined(); }
+  std::int64_t out_features() const { return values.size(0); }
+  std::int64_t in_features() const { return values.size(1); }
+  std::int64_t bytes() const;
+  // The weights as float32 [out, in] (a copy unless F32).
+  at::Tensor to_float() const;
+};
+
+// `w` [out, in] (float32) in `format`. A matrix the format cannot hold stays F32: rows whose length is not a
+// multiple of 8 (Q8: of kQ8Block), and any matrix on a CUDA device for Q8 (LibTorch has no 8-bit product).
+LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
+
+// x [..., in] -> [..., out], float32 for float32 x.
+at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
+// The streaming kernels whatever the row count: x [rows, in] float32 on the CPU (what `bench --kernels` compares).
+at::Tensor linear_streamed(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
+
+}  // namespace speculum

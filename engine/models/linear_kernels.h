@@ -1,0 +1,46 @@
+// Weight-streaming matrix products for the few activation rows of a decode step: y = x · Wᵀ where W is
+// read once, row by row, in its stored format (float32, float16, bfloat16, or 8-bit with one float32
+// scale per 32 weights, llama.cpp's Q8_0 layout split into two arrays), converted to float32 in registers
+// and never expanded into a float32 copy. A GEMM packs W before every product, which for 1–16 rows costs
+// more than the product itself (docs/benchmarks/studies.md, "Decode-step matrix products").
+//
+// AVX2 + FMA + F16C when the CPU has them (checked once at run time), a plain loop otherwise. Each output
+// is summed by one thread in a fixed order, so results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "models/model_config.h"
+
+namespace speculum {
+
+constexpr int kQ8Block = 32;  // weights per Q8 scale
+
+// A row-major weight matrix [out, in] as the kernels read it. `values` points at float, uint16 (f16 / bf16
+// bits) or int8 elements; `scales` at float [out, in / kQ8Block] for Q8. Only F32 may have an `in` that is
+// not a multiple of 8 (Q8: of kQ8Block).
+struct WeightView {
+  WeightFormat format = WeightFormat::F32;
+  const void* values = nullptr;
+  const float* scales = nullptr;
+  std::int64_t out = 0, in = 0;
+};
+
+// y [rows, out] = x [rows, in] · Wᵀ (+ bias [out] when not null); x and y row-major and contiguous. Output
+// features [first, last) only, so callers can split the work across threads.
+void stream_linear(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
+                   std::int64_t last);
+
+// Whether stream_linear runs the AVX2 kernels on this CPU (else stream_linear_portable).
+bool stream_linear_vectorised();
+// The plain loop stream_linear falls back to (no vector instructions).
+void stream_linear_portable(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
+                            std::int64_t last);
+
+// IEEE half bits -> float32.
+float from_f16_bits(std::uint16_t h);
+// Per-block 8-bit quantisation of one row: scale = max |w| / 127 per block of kQ8Block, q = round(w / scale);
+// `in` a multiple of kQ8Block.
+void quantize_q8_row(const float* w, std::int64_t in, std::int8_t* q, float* scales);
+
+}  // namespace speculum
