@@ -39,8 +39,8 @@ for threads in 1 2; do
     $py scripts/peer_generate.py "$checkout" "$gpt" "$size" $threads 1 4.0 2000 >> "$results"
     for format in f32 bf16 q8; do
       $cli bench --bundle "$bundle" --methods ar,sjd --seeds 1 --warmup 0 --threads $threads --weights $format \
-        --cfg 4 --top-k 2000 --class 207 |
-        awk -v t=$threads -v f=$format '$1 == "ar" || $1 == "sjd" {print $1, t, f, $9}' >> "$results"
+        --cfg 4 --top-k 2000 --class 207 2>/dev/null |  # the Markdown rows: ms / image (median) over 256 tokens
+        awk -F'|' -v t=$threads -v f=$format '$2 ~ /`(ar|sjd)`/ {gsub(/[ `]/, "", $2); split($8, ms, " "); print $2, t, f, ms[1] / 256}' >> "$results"
     done
   done
 done

@@ -31,10 +31,10 @@ class TestLinear : public QObject {
   void every_format_matches_a_float64_product() {
     c10::InferenceMode inference;
     at::manual_seed(1);
-    // Odd sizes reach the kernels' tails (features not a multiple of 4, an f32 row not a multiple of 8); 3 and more
-    // rows convert blocks of 16- and 8-bit weights; 17 rows pass kStreamRowsMax (f32 GEMM), 70 kStreamRowsMaxConverted.
+    // Odd sizes reach the kernels' tails (features not a multiple of 4, an f32 row not a multiple of 8), odd rows the
+    // single-row tile; 9 to 70 rows pass stream_rows_max of each format (GEMM, over converted blocks but for f32).
     for (const auto& [out, in] : {std::pair<int, int>{37, 13}, {61, 64}, {300, 96}})
-      for (const int rows : {1, 2, 3, 5, 16, 17, 40, 70})
+      for (const int rows : {1, 2, 3, 5, 9, 16, 17, 40, 70})
         for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
           const at::Tensor w = at::randn({out, in}) * 0.1, x = at::randn({rows, in}), bias = at::randn({out});
           const LinearWeight lw = make_linear_weight(w, format);

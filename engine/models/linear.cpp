@@ -46,6 +46,16 @@ at::Tensor by_converted_blocks(const at::Tensor& x2d, const LinearWeight& w, con
 
 }  // namespace
 
+int stream_rows_max(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::F32: return 16;
+    case WeightFormat::F16:
+    case WeightFormat::BF16: return 32;
+    case WeightFormat::Q8: break;
+  }
+  return 8;
+}
+
 std::int64_t LinearWeight::bytes() const {
   return values.numel() * static_cast<std::int64_t>(values.element_size()) +
          (scales.defined() ? scales.numel() * static_cast<std::int64_t>(sizeof(float)) : 0);
@@ -93,7 +103,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   if (x.size(-1) != in)
     throw Error("linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " + std::to_string(in));
   const std::int64_t rows = x.numel() / in;
-  if (w.format == WeightFormat::F32 && (x.is_cuda() || rows > kStreamRowsMax || x.scalar_type() != at::kFloat ||
+  if (w.format == WeightFormat::F32 && (x.is_cuda() || rows > stream_rows_max(w.format) || x.scalar_type() != at::kFloat ||
                                         wants_gradient(x, w, bias)))
     return at::linear(x, w.values, bias);
   if (x.is_cuda()) {  // F16 / BF16 on the GPU: its own half-precision GEMM
@@ -103,7 +113,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   auto shape = x.sizes().vec();
   shape.back() = w.out_features();
   const at::Tensor x2d = x.reshape({rows, in});
-  if (rows > kStreamRowsMaxConverted || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
+  if (rows > stream_rows_max(w.format) || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
   return linear_streamed(x2d, w, bias).view(shape);
 }
 

@@ -2,7 +2,7 @@
 //
 // A decode step multiplies a handful of rows (CFG streams × new tokens) by every matrix of the model, so it is
 // bound by reading the weights; a GEMM re-packs the whole matrix on each call and ran such products at a third
-// of the machine's bandwidth. Up to kStreamRowsMax rows the product therefore streams the weights once through
+// of the machine's bandwidth. Up to stream_rows_max rows the product therefore streams the weights once through
 // linear_kernels.h, in their stored format; above it (verification passes of many tokens, prompts, training)
 // LibTorch's GEMM runs, over f32 blocks converted on the fly for 16- and 8-bit weights.
 #pragma once
@@ -16,10 +16,10 @@
 
 namespace speculum {
 
-// Rows up to which streaming beats OpenBLAS's GEMM on f32 weights, and GEMM over converted blocks on 16- and
-// 8-bit weights (measured with `bench --kernels`: docs/benchmarks/studies.md).
-constexpr int kStreamRowsMax = 16;
-constexpr int kStreamRowsMaxConverted = 64;
+// Rows up to which streaming beats OpenBLAS's GEMM (over converted blocks for 16- and 8-bit weights), measured with
+// `bench --kernels` (docs/benchmarks/studies.md). 8-bit weights take three instructions per eight to convert, paid
+// again by every pair of rows, so their crossover comes first.
+int stream_rows_max(WeightFormat format);
 
 // A weight matrix [out, in] in its inference format. F32 shares the tensor it was made from (training updates
 // it in place and autograd sees it); the others hold a converted copy.

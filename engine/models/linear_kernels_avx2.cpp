@@ -1,9 +1,6 @@
 // Built with -mavx2 -mfma -mf16c; called only when the CPU has them (linear_kernels.cpp).
 #include <immintrin.h>
 
-#include <algorithm>
-#include <vector>
-
 #include "models/linear_kernels.h"
 
 namespace speculum {
@@ -35,10 +32,8 @@ inline float horizontal_sum(__m256 v) {
 
 // Outputs of J consecutive features for RT consecutive rows. Each output's sum runs in the same order
 // whatever J and RT are, so the tiling (and the thread split) never changes a result.
-// Weight rows wj0.. of `w` give output features j0.. (they differ when `w` is a converted block).
 template <WeightFormat F, int J, int RT>
-inline void tile(const float* x, const WeightView& w, std::int64_t wj0, const float* bias, float* y, std::int64_t out, int r0,
-                 std::int64_t j0) {
+inline void tile(const float* x, const WeightView& w, const float* bias, float* y, int r0, std::int64_t j0) {
   __m256 acc[RT][J];
   for (int r = 0; r < RT; ++r)
     for (int j = 0; j < J; ++j) acc[r][j] = _mm256_setzero_ps();
@@ -46,7 +41,7 @@ inline void tile(const float* x, const WeightView& w, std::int64_t wj0, const fl
   for (std::int64_t k = 0; k < vector_end; k += 8) {
     __m256 wv[J];
 #pragma GCC unroll 4
-    for (int j = 0; j < J; ++j) wv[j] = load8<F>(w, wj0 + j, k);
+    for (int j = 0; j < J; ++j) wv[j] = load8<F>(w, j0 + j, k);
 #pragma GCC unroll 2
     for (int r = 0; r < RT; ++r) {
       const __m256 xv = _mm256_loadu_ps(x + (r0 + r) * in + k);
@@ -58,44 +53,25 @@ inline void tile(const float* x, const WeightView& w, std::int64_t wj0, const fl
     for (int j = 0; j < J; ++j) {
       float sum = horizontal_sum(acc[r][j]);
       if constexpr (F == WeightFormat::F32)  // only f32 rows may have a length that is not a multiple of 8
-        for (std::int64_t k = vector_end; k < in; ++k) sum += x[(r0 + r) * in + k] * static_cast<const float*>(w.values)[(wj0 + j) * in + k];
-      y[(r0 + r) * out + j0 + j] = bias ? sum + bias[j0 + j] : sum;
+        for (std::int64_t k = vector_end; k < in; ++k) sum += x[(r0 + r) * in + k] * static_cast<const float*>(w.values)[(j0 + j) * in + k];
+      y[(r0 + r) * w.out + j0 + j] = bias ? sum + bias[j0 + j] : sum;
     }
 }
 
-// Output features [first, last) of all rows; weight row wj0 + (j - first) gives feature j.
+// Rows in pairs: each pair reads the weights once more, from the cache after the first (a decode step has 1 or 2
+// rows, CFG's two streams; verification passes a few more).
 template <WeightFormat F>
-void run_rows(const float* x, int rows, const WeightView& w, std::int64_t wj0, const float* bias, float* y, std::int64_t out,
-              std::int64_t first, std::int64_t last) {
+void run(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first, std::int64_t last) {
   std::int64_t j = first;
   for (; j + 4 <= last; j += 4) {
     int r = 0;
-    for (; r + 2 <= rows; r += 2) tile<F, 4, 2>(x, w, wj0 + j - first, bias, y, out, r, j);
-    if (r < rows) tile<F, 4, 1>(x, w, wj0 + j - first, bias, y, out, r, j);
+    for (; r + 2 <= rows; r += 2) tile<F, 4, 2>(x, w, bias, y, r, j);
+    if (r < rows) tile<F, 4, 1>(x, w, bias, y, r, j);
   }
   for (; j < last; ++j) {
     int r = 0;
-    for (; r + 2 <= rows; r += 2) tile<F, 1, 2>(x, w, wj0 + j - first, bias, y, out, r, j);
-    if (r < rows) tile<F, 1, 1>(x, w, wj0 + j - first, bias, y, out, r, j);
-  }
-}
-
-// Features per converted block: 16 rows of f32 weights stay in L1/L2 while every activation row passes over them.
-constexpr std::int64_t kBlockFeatures = 16;
-
-template <WeightFormat F>
-void run(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first, std::int64_t last) {
-  if (F == WeightFormat::F32 || rows <= 2) return run_rows<F>(x, rows, w, first, bias, y, w.out, first, last);
-  // More rows: convert a block of features to f32 once (exactly as load8 does, so the sums do not change) and run
-  // every row over it, instead of converting each weight again for every pair of rows.
-  thread_local std::vector<float> block;
-  block.resize(static_cast<std::size_t>(kBlockFeatures * w.in));
-  const WeightView converted{WeightFormat::F32, block.data(), nullptr, kBlockFeatures, w.in};
-  for (std::int64_t j = first; j < last; j += kBlockFeatures) {
-    const std::int64_t count = std::min(kBlockFeatures, last - j);
-    for (std::int64_t b = 0; b < count; ++b)
-      for (std::int64_t k = 0; k < w.in; k += 8) _mm256_storeu_ps(block.data() + b * w.in + k, load8<F>(w, j + b, k));
-    run_rows<WeightFormat::F32>(x, rows, converted, 0, bias, y, w.out, j, j + count);
+    for (; r + 2 <= rows; r += 2) tile<F, 1, 2>(x, w, bias, y, r, j);
+    if (r < rows) tile<F, 1, 1>(x, w, bias, y, r, j);
   }
 }
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Two builds of speculum-cli side by side on the default bundle, alternating on the same requests: the 1-token
+# forward (`bench --forward-cost`) and `ar` ms per image (`bench --methods ar`), at 1 and 2 threads. Build the
+# older commit into its own folder first (e.g. `git worktree add /tmp/old OLD && cmake -S /tmp/old -B /tmp/old/build
+# -G Ninja && ninja -C /tmp/old/build speculum-cli`). Run it on a quiet machine.
+#
+#   scripts/before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]
+set -euo pipefail
+old=${1:?usage: before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]}
+new=${2:-build/bin/speculum-cli}
+rounds=${3:-3}
+export OMP_WAIT_POLICY=PASSIVE
+for threads in 1 2; do
+  for r in $(seq "$rounds"); do
+    for which in old new; do
+      cli=${!which}
+      one=$($cli bench --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $2}')
+      image=$($cli bench --methods ar --seeds 4 --warmup 1 --threads $threads 2>/dev/null |
+        awk -F'|' '$2 ~ /`ar`/ {split($8, ms, " "); print ms[1]}')  # the Markdown row's ms / image (median)
+      echo "$which $threads $one $image"
+    done
+  done
+done | awk '
+  { fwd[$1, $2] = fwd[$1, $2] " " $3; img[$1, $2] = img[$1, $2] " " $4; print "  " $0 }
+  function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ");
+    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  END {
+    printf "%-8s %14s %14s %10s %16s %16s %10s\n", "threads", "old 1-tok ms", "new 1-tok ms", "faster", "old ar ms/image", "new ar ms/image", "faster"
+    for (t = 1; t <= 2; ++t) {
+      of = median(fwd["old", t]); nf = median(fwd["new", t]); oi = median(img["old", t]); ni = median(img["new", t])
+      printf "%-8d %14.3f %14.3f %9.2fx %16.1f %16.1f %9.2fx\n", t, of, nf, of / nf, oi, ni, oi / ni
+    }
+  }'
