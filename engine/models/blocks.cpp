@@ -12,15 +12,6 @@ namespace speculum {
 
 namespace {
 
-// A small model's decode step is a few hundred LibTorch calls of a few microseconds each: the two pieces that
-// take the most calls (RMSNorm, 8; one query's attention, 5 and two packed GEMMs) run as plain loops when nothing
-// needs their gradient.
-bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
-  for (const at::Tensor* t : tensors)
-    if (t->is_cuda() || t->scalar_type() != at::kFloat || (at::GradMode::is_enabled() && t->requires_grad())) return false;
-  return true;
-}
-
 at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor in = x.contiguous(), w = weight.contiguous();
   at::Tensor out = at::empty_like(in);
@@ -86,7 +77,12 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 }
 
 at::Tensor swiglu(const at::Tensor& h, const LinearWeight& w1, const LinearWeight& w3, const LinearWeight& w2) {
-  return linear(at::silu(linear(h, w1)) * linear(h, w3), w2);
+  const at::Tensor gate = linear(h, w1), up = linear(h, w3);
+  if (!plain_cpu_floats({&gate, &up}) || !gate.is_contiguous() || !up.is_contiguous()) return linear(at::silu(gate) * up, w2);
+  float* g = gate.data_ptr<float>();  // fresh contiguous outputs of linear(): overwritten in place
+  const float* u = up.data_ptr<float>();
+  for (std::int64_t i = 0; i < gate.numel(); ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  return linear(gate, w2);
 }
 
 std::vector<std::string> decoder_layer_matrix_names(const std::string& prefix) {

@@ -46,6 +46,12 @@ at::Tensor by_converted_blocks(const at::Tensor& x2d, const LinearWeight& w, con
 
 }  // namespace
 
+bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors)
+    if (t->is_cuda() || t->scalar_type() != at::kFloat || (at::GradMode::is_enabled() && t->requires_grad())) return false;
+  return true;
+}
+
 int stream_rows_max(WeightFormat format) {
   switch (format) {
     case WeightFormat::F32: return 16;

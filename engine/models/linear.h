@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "models/linear_kernels.h"
@@ -39,6 +40,11 @@ struct LinearWeight {
 // `w` [out, in] (float32) in `format`. A matrix the format cannot hold stays F32: rows whose length is not a
 // multiple of 8 (Q8: of kQ8Block), and any matrix on a CUDA device for Q8 (LibTorch has no 8-bit product).
 LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
+
+// Whether hand-written CPU loops may take these tensors: float32 on the CPU, no gradient wanted. A small model's
+// decode step is a few hundred LibTorch calls of a few microseconds each, so the pieces with the most calls
+// (RMSNorm, RoPE, SwiGLU's gate, one query's attention) run as loops when this holds.
+bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors);
 
 // x [..., in] -> [..., out], float32 for float32 x.
 at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
