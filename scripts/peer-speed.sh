@@ -7,8 +7,10 @@
 # torch.save checkpoint LlamaGen's training writes, converts that with `speculum-cli convert llamagen`, then
 # alternates, per thread count (1, 2): the official generate() under Debian's python3-torch (scripts/peer_generate.py,
 # run with the checkout's own code) and `speculum-cli bench --methods ar,sjd` with f32, bf16 and q8 weights, same
-# sampling (CFG 4, top-k 2000). Beside each: the roofline, the weight bytes one decode step reads divided by the
-# read bandwidth measured in the same run (`bench --forward-cost` prints both). Run it on a quiet machine.
+# sampling (CFG 4, top-k 2000). Beside each: Speculum's 1-token target forward and the roofline, the weight bytes
+# one decode step reads divided by the read bandwidth measured in the same run (`bench --forward-cost` prints
+# both). ms/token is the whole image over 256 (Speculum's includes its VQ decode, the official's does not).
+# Run it on a quiet machine.
 set -euo pipefail
 checkout=$(realpath "${1:?usage: peer-speed.sh LLAMAGEN_CHECKOUT [b|l|xl]}")
 size=${2:-b}
@@ -33,7 +35,7 @@ results=$work/results-$size.txt
 for threads in 1 2; do
   for format in f32 bf16 q8; do  # the roofline: decode-step bytes over bandwidth, per format
     $cli bench --forward-cost --repeats 5 --threads $threads --weights $format --bundle "$bundle" |
-      awk -v t=$threads -v f=$format '/roofline/ {print "roofline", t, f, $NF}' >> "$results"
+      awk -v t=$threads -v f=$format '/roofline/ {print "roofline", t, f, $NF} $1 == 1 {print "step", t, f, $2}' >> "$results"
   done
   for r in $(seq "$repeats"); do  # alternate the two programs
     $py scripts/peer_generate.py "$checkout" "$gpt" "$size" $threads 1 4.0 2000 >> "$results"
@@ -54,18 +56,20 @@ awk '
   }
   $1 == "official" { official[$2] = official[$2] " " $3 }
   $1 == "roofline" { roof[$2, $3] = $4 }
+  $1 == "step" { step[$2, $3] = $4 }
   $1 == "ar" || $1 == "sjd" { run[$1, $2, $3] = run[$1, $2, $3] " " $4 }
   END {
-    printf "%-8s %-22s %10s %12s %12s %14s\n", "threads", "program", "ms/token", "vs official", "roofline ms", "vs roofline"
+    printf "%-8s %-22s %10s %12s %14s %12s %14s\n", "threads", "program", "ms/token", "vs official", "1-token fwd", "roofline ms", "fwd/roofline"
     for (t = 1; t <= 2; ++t) {
       o = median(official[t])
-      printf "%-8d %-22s %10.2f %12s %12s %14s\n", t, "official generate()", o, "1.00x", "", ""
+      printf "%-8d %-22s %10.2f %12s %14s %12s %14s\n", t, "official generate()", o, "1.00x", "", "", ""
       split("f32 bf16 q8", formats, " ")
       for (i = 1; i <= 3; ++i) for (m = 1; m <= 2; ++m) {
         method = m == 1 ? "ar" : "sjd"; f = formats[i]
         if (!((method, t, f) in run)) continue
         v = median(run[method, t, f])
-        printf "%-8d %-22s %10.2f %11.2fx %12.2f %13.2fx\n", t, "speculum " method " " f, v, o / v, roof[t, f], v / roof[t, f]
+        printf "%-8d %-22s %10.2f %11.2fx %14.2f %12.2f %13.2fx\n", t, "speculum " method " " f, v, o / v, step[t, f], roof[t, f],
+               step[t, f] / roof[t, f]
       }
     }
   }' "$results"

@@ -41,7 +41,7 @@ at::Tensor attend_one_query(const at::Tensor& q, const at::Tensor& k, const at::
   const float* vp = v.data_ptr<float>();
   float* op = out.data_ptr<float>();
   const auto ks = k.strides(), vs = v.strides();
-  at::parallel_for(0, rows * heads, std::max<std::int64_t>(1, 8192 / (keys * hd)), [&](std::int64_t first, std::int64_t last) {
+  at::parallel_for(0, rows * heads, std::max<std::int64_t>(1, min_work_per_thread() / (keys * hd)), [&](std::int64_t first, std::int64_t last) {
     std::vector<float> p(static_cast<std::size_t>(keys));
     for (std::int64_t i = first; i < last; ++i) {
       const std::int64_t r = i / heads, h = i % heads;

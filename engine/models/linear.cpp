@@ -13,8 +13,9 @@ namespace {
 // block stays in the cache next to the GEMM, large enough that the GEMM stays efficient.
 constexpr std::int64_t kConvertedBlockFeatures = 256;
 
-// Multiply-adds below which a thread is not worth waking (an OpenMP fork costs a few microseconds).
-constexpr std::int64_t kMinWorkPerThread = 1 << 15;
+// Multiply-adds below which a second thread is not worth waking: under OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs,
+// so the default model's matrices (≤ 0.2 M) stay on one thread and GPT-B's (≥ 1.5 M) split (bench --kernels).
+constexpr std::int64_t kMinWorkPerThread = 1 << 19;
 
 WeightView view_of(const LinearWeight& w) {
   return {w.format, w.values.data_ptr(), w.scales.defined() ? w.scales.data_ptr<float>() : nullptr, w.out_features(),
@@ -51,6 +52,8 @@ bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
     if (t->is_cuda() || t->scalar_type() != at::kFloat || (at::GradMode::is_enabled() && t->requires_grad())) return false;
   return true;
 }
+
+std::int64_t min_work_per_thread() { return kMinWorkPerThread; }
 
 int stream_rows_max(WeightFormat format) {
   switch (format) {

@@ -45,6 +45,8 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
 // decode step is a few hundred LibTorch calls of a few microseconds each, so the pieces with the most calls
 // (RMSNorm, RoPE, SwiGLU's gate, one query's attention) run as loops when this holds.
 bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors);
+// Multiply-adds a loop must have per thread before at::parallel_for gives it a second one.
+std::int64_t min_work_per_thread();
 
 // x [..., in] -> [..., out], float32 for float32 x.
 at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
