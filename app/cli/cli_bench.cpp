@@ -16,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/bench_kernels.h"
 #include "cli/cli_options.h"
 #include "common/default_bundle.h"
 #include "data/shapes_scene.h"
@@ -23,7 +24,6 @@
 #include "io/json_fields.h"
 #ifndef SPECULUM_ENGINE_ONLY
 #include "cli/bench_features.h"
-#include "cli/bench_kernels.h"
 #include "common/speed_quality_chart.h"
 #include "cli/sweep_grid.h"
 #include "eval/prompt_checker.h"
