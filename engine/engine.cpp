@@ -433,7 +433,7 @@ double Engine::measure_weight_read_bandwidth(int repeats) const {
     if (r > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
-  return static_cast<double>(bytes / 4 * 4) / seconds[seconds.size() / 2] / 1e9;
+  return static_cast<double>(buffer.nbytes()) / seconds[seconds.size() / 2] / 1e9;
 }
 
 double Engine::measure_caption_cost(const std::string& prompt, int repeats) const {

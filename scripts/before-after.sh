@@ -6,6 +6,7 @@
 #
 #   scripts/before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]
 set -euo pipefail
+scripts=$(dirname "$0")
 old=${1:?usage: before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]}
 new=${2:-build/bin/speculum-cli}
 rounds=${3:-3}
@@ -20,17 +21,13 @@ for threads in 1 2; do
       echo "$which $threads $one $image"
     done
   done
-done | awk '
+done | awk -f "$scripts/median.awk" -f /dev/fd/3 3<<'AWK'
   { fwd[$1, $2] = fwd[$1, $2] " " $3; img[$1, $2] = img[$1, $2] " " $4; print "  " $0 }
-  function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ");
-    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
   END {
     printf "%-8s %14s %14s %10s %16s %16s %10s\n", "threads", "old 1-tok ms", "new 1-tok ms", "faster", "old ar ms/image", "new ar ms/image", "faster"
     for (t = 1; t <= 2; ++t) {
       of = median(fwd["old", t]); nf = median(fwd["new", t]); oi = median(img["old", t]); ni = median(img["new", t])
       printf "%-8d %14.3f %14.3f %9.2fx %16.1f %16.1f %9.2fx\n", t, of, nf, of / nf, oi, ni, oi / ni
     }
-  }'
+  }
+AWK

@@ -48,12 +48,7 @@ for threads in 1 2; do
 done
 
 echo "GPT-${size^^} (random weights of the official shapes), 256 tokens, CFG 4, top-k 2000; $(nproc) cores; median ms per token"
-awk '
-  function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ");
-    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+awk -f scripts/median.awk -f /dev/fd/3 "$results" 3<<'AWK'
   $1 == "official" { official[$2] = official[$2] " " $3 }
   $1 == "roofline" { roof[$2, $3] = $4 }
   $1 == "step" { step[$2, $3] = $4 }
@@ -72,4 +67,5 @@ awk '
                step[t, f] / roof[t, f]
       }
     }
-  }' "$results"
+  }
+AWK

@@ -8,15 +8,18 @@
 #include "models/linear.h"
 #include "models/random_weights.h"
 #include "models/transformer.h"
+#include "small_gpt_config.h"
 #include "test_helpers.h"
 
 using namespace speculum;
 
 namespace {
 
-// The reference: the weights as the format holds them, multiplied in float64.
+// The reference: the weights as the format holds them (and for 8-bit weights the activations as quantised),
+// multiplied in float64.
 at::Tensor reference(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias) {
-  const at::Tensor y = at::linear(x.to(at::kDouble), w.to_float().to(at::kDouble), bias.defined() ? bias.to(at::kDouble) : bias);
+  const at::Tensor input = w.format() == WeightFormat::Q8 ? q8_activations(x) : x;
+  const at::Tensor y = at::linear(input.to(at::kDouble), w.to_float().to(at::kDouble), bias.defined() ? bias.to(at::kDouble) : bias);
   return y.to(at::kFloat);
 }
 
@@ -32,14 +35,15 @@ class TestLinear : public QObject {
     c10::InferenceMode inference;
     at::manual_seed(1);
     // Odd sizes reach the kernels' tails (features not a multiple of 4, an f32 row not a multiple of 8), odd rows the
-    // single-row tile; 9 to 70 rows pass stream_rows_max of each format (GEMM, over converted blocks but for f32).
+    // single-row tile, 3 rows and more the three-row f32 tile; 40 and 70 rows pass stream_rows_max of each format (GEMM,
+    // over converted blocks but for f32).
     for (const auto& [out, in] : {std::pair<int, int>{37, 13}, {61, 64}, {300, 96}})
       for (const int rows : {1, 2, 3, 5, 9, 16, 17, 40, 70})
         for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
           const at::Tensor w = at::randn({out, in}) * 0.1, x = at::randn({rows, in}), bias = at::randn({out});
           const LinearWeight lw = make_linear_weight(w, format);
           const bool representable = format == WeightFormat::Q8 ? in % kQ8Block == 0 : in % 8 == 0;
-          QCOMPARE(lw.format, representable ? format : WeightFormat::F32);
+          QCOMPARE(lw.format(), representable ? format : WeightFormat::F32);
           const at::Tensor y = linear(x, lw, bias);
           QCOMPARE(y.sizes().vec(), (std::vector<std::int64_t>{rows, out}));
           const double error = max_error(y, reference(x, lw, bias));
@@ -64,10 +68,11 @@ class TestLinear : public QObject {
     for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
       const LinearWeight lw = make_linear_weight(at::randn({45, 96}), format);
       const at::Tensor x = at::randn({3, 96}), bias = at::randn({45});
-      const WeightView view{lw.format, lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 45, 96};
+      const WeightView view{lw.format(), lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 45, 96};
       at::Tensor vector = at::empty({3, 45}), portable = at::empty({3, 45});
       stream_linear(x.data_ptr<float>(), 3, view, bias.data_ptr<float>(), vector.data_ptr<float>(), 0, 45);
-      stream_linear_portable(x.data_ptr<float>(), 3, view, bias.data_ptr<float>(), portable.data_ptr<float>(), 0, 45);
+      const QuantizedRows xq = quantize_rows_q8(x.data_ptr<float>(), 3, 96);
+      stream_linear_portable(x.data_ptr<float>(), xq, 3, view, bias.data_ptr<float>(), portable.data_ptr<float>(), 0, 45);
       QVERIFY2(max_error(vector, portable) < 1e-4, weight_format_name(format).c_str());
     }
   }
@@ -113,14 +118,7 @@ class TestLinear : public QObject {
 
   void a_model_in_each_format_stays_close_to_float32() {
     c10::InferenceMode inference;
-    GptConfig c;
-    c.dim = 64;
-    c.n_layer = 2;
-    c.n_head = 4;
-    c.vocab_size = 64;
-    c.grid_rows = 4;
-    c.grid_cols = 4;
-    c.num_classes = 3;
+    const GptConfig c = small_gpt_config();
     const TensorMap weights = random_weights(gpt_tensor_specs(c), 5);
     const auto logits = [&](WeightFormat format) {
       TensorMap copy;

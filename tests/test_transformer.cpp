@@ -7,6 +7,7 @@
 #include "models/random_weights.h"
 #include "models/rope.h"
 #include "models/transformer.h"
+#include "small_gpt_config.h"
 #include "test_helpers.h"
 
 using namespace speculum;
@@ -16,27 +17,9 @@ namespace {
 // Float32 logits of identical computations through different cache paths agree to this.
 constexpr double kTolerance = 1e-4;
 
-GptConfig small_config(ConditionKind kind = ConditionKind::Class) {
-  GptConfig c;
-  c.dim = 64;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.vocab_size = 32;
-  c.grid_rows = 4;
-  c.grid_cols = 4;
-  c.condition = kind;
-  c.num_classes = 5;
-  if (kind == ConditionKind::Text) {
-    c.cls_token_num = 6;
-    c.caption_dim = 16;
-    c.text_vocab_size = 10;
-  }
-  return c;
-}
-
 // A text model that reads word order (a caption encoder) and knows its grid cells (position embeddings).
 GptConfig contextual_text_config() {
-  GptConfig c = small_config(ConditionKind::Text);
+  GptConfig c = small_gpt_config(ConditionKind::Text);
   c.caption_dim = 32;
   c.text_encoder_layers = 1;
   c.image_positions = true;
@@ -44,7 +27,7 @@ GptConfig contextual_text_config() {
 }
 
 Transformer make_model(const GptConfig& c) { return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU); }
-Transformer make_model(ConditionKind kind = ConditionKind::Class) { return make_model(small_config(kind)); }
+Transformer make_model(ConditionKind kind = ConditionKind::Class) { return make_model(small_gpt_config(kind)); }
 
 // Logits for the second image token after the caption `words` and a first token 3 (conditional row). (The
 // first token's logits come from the last word's own slot, which sees that word directly.)
@@ -235,7 +218,7 @@ class TestTransformer : public QObject {
 
   void teacher_forcing_matches_cached_decoding() {
     QFETCH(bool, contextual);
-    const Transformer m = make_model(contextual ? contextual_text_config() : small_config(ConditionKind::Text));
+    const Transformer m = make_model(contextual ? contextual_text_config() : small_gpt_config(ConditionKind::Text));
     const int cls = m.config().cls_token_num;
     const std::vector<std::vector<int>> words = {{3, 7}, {1, 2, 4, 9}};
     const at::Tensor tokens = at::tensor({5, 1, 30, 2, 8, 8, 0, 17, 4, 4, 4, 31}, at::kLong).reshape({2, 6});
@@ -278,7 +261,7 @@ class TestTransformer : public QObject {
     // LlamaGen's prefix queries and keys are zero (all-zero RoPE rows): every slot weighs the words alike.
     // Through one block, bare word embeddings reach the image as a bag (deeper blocks see only the
     // running means that causal uniform attention makes of them).
-    GptConfig one_block = small_config(ConditionKind::Text);
+    GptConfig one_block = small_gpt_config(ConditionKind::Text);
     one_block.n_layer = 1;
     const Transformer bag = make_model(one_block);
     QVERIFY(max_diff(second_token_logits(bag, {2, 5, 7}), second_token_logits(bag, {7, 5, 2})) < kTolerance);

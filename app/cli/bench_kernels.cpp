@@ -27,6 +27,41 @@ double median_us(F&& run, int repeats) {
   return us[us.size() / 2];
 }
 
+// A large model's decode step reads every matrix from memory, not from the cache the table above reuses: here each
+// product takes the next of enough copies of GPT-B's w1 to fill kPoolBytes, and the rate is that of the weights' bytes.
+void print_streaming_from_memory(std::ostream& out) {
+  constexpr std::int64_t kPoolBytes = std::int64_t{512} << 20;
+  const at::Tensor w = at::randn({2048, 768}) * 0.05;
+  const std::int64_t copies = kPoolBytes / (w.numel() * 4);
+  out << "\nGPT-B w1 (2048x768) from memory: each product reads the next of " << copies
+      << " copies (f32 " << (kPoolBytes >> 20) << " MB); median microseconds and weight GB/s\n"
+      << std::setw(6) << "rows";
+  const WeightFormat formats[] = {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8};
+  for (const WeightFormat f : formats) out << std::setw(10) << weight_format_name(f) << std::setw(8) << "GB/s";
+  out << "\n";
+  std::vector<std::vector<double>> us(5);
+  for (const WeightFormat f : formats) {
+    std::vector<LinearWeight> pool;
+    for (std::int64_t c = 0; c < copies; ++c) pool.push_back(make_linear_weight(w + 0.0, f));
+    int rows_index = 0;
+    for (const int rows : {1, 2, 4, 8, 16}) {
+      const at::Tensor x = at::randn({rows, 768});
+      std::size_t next = 0;
+      us[rows_index++].push_back(median_us([&] { linear_streamed(x, pool[next++ % pool.size()]); }, 2 * static_cast<int>(copies)));
+    }
+  }
+  int rows_index = 0;
+  for (const int rows : {1, 2, 4, 8, 16}) {
+    out << std::setw(6) << rows << std::fixed;
+    for (std::size_t f = 0; f < std::size(formats); ++f) {
+      const double bytes = static_cast<double>(make_linear_weight(w, formats[f]).bytes());
+      out << std::setprecision(1) << std::setw(10) << us[rows_index][f] << std::setw(8) << bytes / us[rows_index][f] / 1e3;
+    }
+    out << "\n";
+    ++rows_index;
+  }
+}
+
 }  // namespace
 
 void print_kernel_study(std::ostream& out, int threads) {
@@ -66,6 +101,7 @@ void print_kernel_study(std::ostream& out, int threads) {
       out << std::setw(12) << 4.0 * s.out * s.in / formats[0] / 1e3 << std::setprecision(2) << std::setw(11)
           << gemm / formats[0] << "x\n";
     }
+  print_streaming_from_memory(out);
 }
 
 }  // namespace speculum::cli

@@ -41,7 +41,7 @@ at::Tensor attend_one_query(const at::Tensor& q, const at::Tensor& k, const at::
   const float* vp = v.data_ptr<float>();
   float* op = out.data_ptr<float>();
   const auto ks = k.strides(), vs = v.strides();
-  at::parallel_for(0, rows * heads, std::max<std::int64_t>(1, min_work_per_thread() / (keys * hd)), [&](std::int64_t first, std::int64_t last) {
+  at::parallel_for(0, rows * heads, std::max<std::int64_t>(1, kMinWorkPerThread / (keys * hd)), [&](std::int64_t first, std::int64_t last) {
     std::vector<float> p(static_cast<std::size_t>(keys));
     for (std::int64_t i = first; i < last; ++i) {
       const std::int64_t r = i / heads, h = i % heads;
@@ -85,22 +85,27 @@ at::Tensor swiglu(const at::Tensor& h, const LinearWeight& w1, const LinearWeigh
   return linear(gate, w2);
 }
 
+namespace {
+
+// A decoder layer's matrices, in DecoderLayer's order.
+constexpr const char* kLayerMatrices[] = {"attention.wqkv.weight", "attention.wo.weight", "feed_forward.w1.weight",
+                                          "feed_forward.w2.weight", "feed_forward.w3.weight"};
+
+}  // namespace
+
 std::vector<std::string> decoder_layer_matrix_names(const std::string& prefix) {
-  return {prefix + "attention.wqkv.weight", prefix + "attention.wo.weight", prefix + "feed_forward.w1.weight",
-          prefix + "feed_forward.w2.weight", prefix + "feed_forward.w3.weight"};
+  std::vector<std::string> names;
+  for (const char* name : kLayerMatrices) names.push_back(prefix + name);
+  return names;
 }
 
 DecoderLayer decoder_layer_weights(const TensorMap& weights, const std::string& prefix, const char* owner,
                                    bool with_attention_norm, WeightFormat format) {
   const auto w = [&](const char* name) { return find_tensor(weights, prefix + name, owner); };
-  const auto m = [&](const char* name) { return make_linear_weight(w(name), format); };
-  return {m("attention.wqkv.weight"),
-          m("attention.wo.weight"),
-          m("feed_forward.w1.weight"),
-          m("feed_forward.w2.weight"),
-          m("feed_forward.w3.weight"),
-          with_attention_norm ? w("attention_norm.weight") : at::Tensor(),
-          w("ffn_norm.weight")};
+  LinearWeight matrices[std::size(kLayerMatrices)];
+  for (std::size_t i = 0; i < std::size(kLayerMatrices); ++i) matrices[i] = make_linear_weight(w(kLayerMatrices[i]), format);
+  return {matrices[0], matrices[1], matrices[2], matrices[3], matrices[4],
+          with_attention_norm ? w("attention_norm.weight") : at::Tensor(), w("ffn_norm.weight")};
 }
 
 at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, double norm_eps, const at::Tensor& rope,

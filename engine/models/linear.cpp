@@ -13,12 +13,8 @@ namespace {
 // block stays in the cache next to the GEMM, large enough that the GEMM stays efficient.
 constexpr std::int64_t kConvertedBlockFeatures = 256;
 
-// Multiply-adds below which a second thread is not worth waking: under OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs,
-// so the default model's matrices (≤ 0.2 M) stay on one thread and GPT-B's (≥ 1.5 M) split (bench --kernels).
-constexpr std::int64_t kMinWorkPerThread = 1 << 19;
-
 WeightView view_of(const LinearWeight& w) {
-  return {w.format, w.values.data_ptr(), w.scales.defined() ? w.scales.data_ptr<float>() : nullptr, w.out_features(),
+  return {w.format(), w.values.data_ptr(), w.scales.defined() ? w.scales.data_ptr<float>() : nullptr, w.out_features(),
           w.in_features()};
 }
 
@@ -29,13 +25,14 @@ bool wants_gradient(const at::Tensor& x, const LinearWeight& w, const at::Tensor
 
 at::Tensor converted_weight_rows(const LinearWeight& w, std::int64_t first, std::int64_t count) {
   const at::Tensor values = w.values.narrow(0, first, count);
-  if (w.format != WeightFormat::Q8) return values.to(at::kFloat);
+  if (w.format() != WeightFormat::Q8) return values.to(at::kFloat);
   return (values.to(at::kFloat).view({count, -1, kQ8Block}) * w.scales.narrow(0, first, count).unsqueeze(-1)).view({count, -1});
 }
 
-// GEMM over f32 blocks of features converted one at a time: never a whole f32 copy of the matrix.
+// GEMM over f32 blocks of features converted one at a time: never a whole f32 copy of the matrix. With 8-bit
+// weights the activations are quantised as the streaming kernels quantise them, so both paths compute one function.
 at::Tensor by_converted_blocks(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
-  const at::Tensor x = x2d.to(at::kFloat);
+  const at::Tensor x = w.format() == WeightFormat::Q8 ? q8_activations(x2d.to(at::kFloat)) : x2d.to(at::kFloat);
   at::Tensor y = at::empty({x.size(0), w.out_features()}, x.options());
   for (std::int64_t first = 0; first < w.out_features(); first += kConvertedBlockFeatures) {
     const std::int64_t count = std::min(kConvertedBlockFeatures, w.out_features() - first);
@@ -53,16 +50,23 @@ bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
   return true;
 }
 
-std::int64_t min_work_per_thread() { return kMinWorkPerThread; }
-
 int stream_rows_max(WeightFormat format) {
   switch (format) {
-    case WeightFormat::F32: return 16;
+    case WeightFormat::F32:
     case WeightFormat::F16:
     case WeightFormat::BF16: return 32;
     case WeightFormat::Q8: break;
   }
-  return 8;
+  return 16;
+}
+
+at::Tensor q8_activations(const at::Tensor& x) {
+  const at::Tensor source = x.to(at::kFloat).contiguous();
+  const std::int64_t rows = source.size(0), in = source.size(1);
+  const QuantizedRows q = quantize_rows_q8(source.data_ptr<float>(), static_cast<int>(rows), in);
+  const at::Tensor values = at::from_blob(const_cast<std::int8_t*>(q.values), {rows, in / kQ8Block, kQ8Block}, at::kChar);
+  const at::Tensor scales = at::from_blob(const_cast<float*>(q.scales), {rows, in / kQ8Block, 1}, at::kFloat);
+  return (values.to(at::kFloat) * scales).view({rows, in});
 }
 
 std::int64_t LinearWeight::bytes() const {
@@ -70,15 +74,24 @@ std::int64_t LinearWeight::bytes() const {
          (scales.defined() ? scales.numel() * static_cast<std::int64_t>(sizeof(float)) : 0);
 }
 
-at::Tensor LinearWeight::to_float() const { return format == WeightFormat::F32 ? values : converted_weight_rows(*this, 0, out_features()); }
+WeightFormat LinearWeight::format() const {
+  switch (values.scalar_type()) {
+    case at::kHalf: return WeightFormat::F16;
+    case at::kBFloat16: return WeightFormat::BF16;
+    case at::kChar: return WeightFormat::Q8;
+    default: return WeightFormat::F32;
+  }
+}
+
+at::Tensor LinearWeight::to_float() const { return format() == WeightFormat::F32 ? values : converted_weight_rows(*this, 0, out_features()); }
 
 LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
   if (w.dim() != 2) throw Error("a linear weight must be a matrix [out, in]");
   const std::int64_t in = w.size(1);
   const bool representable = format == WeightFormat::Q8 ? in % kQ8Block == 0 && !w.is_cuda() : in % 8 == 0;
-  if (format == WeightFormat::F32 || !representable) return {WeightFormat::F32, w, {}};
-  if (format == WeightFormat::F16) return {format, w.to(at::kHalf).contiguous(), {}};
-  if (format == WeightFormat::BF16) return {format, w.to(at::kBFloat16).contiguous(), {}};
+  if (format == WeightFormat::F32 || !representable) return {w, {}};
+  if (format == WeightFormat::F16) return {w.to(at::kHalf).contiguous(), {}};
+  if (format == WeightFormat::BF16) return {w.to(at::kBFloat16).contiguous(), {}};
   const at::Tensor source = w.to(at::kFloat).contiguous();
   at::Tensor q = at::empty({w.size(0), in}, source.options().dtype(at::kChar));
   at::Tensor scales = at::empty({w.size(0), in / kQ8Block}, source.options());
@@ -87,7 +100,7 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
       quantize_q8_row(source.data_ptr<float>() + j * in, in, q.data_ptr<std::int8_t>() + j * in,
                       scales.data_ptr<float>() + j * (in / kQ8Block));
   });
-  return {format, q, scales};
+  return {q, scales};
 }
 
 at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
@@ -112,7 +125,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   if (x.size(-1) != in)
     throw Error("linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " + std::to_string(in));
   const std::int64_t rows = x.numel() / in;
-  if (w.format == WeightFormat::F32 && (x.is_cuda() || rows > stream_rows_max(w.format) || x.scalar_type() != at::kFloat ||
+  if (w.format() == WeightFormat::F32 && (x.is_cuda() || rows > stream_rows_max(w.format()) || x.scalar_type() != at::kFloat ||
                                         wants_gradient(x, w, bias)))
     return at::linear(x, w.values, bias);
   if (x.is_cuda()) {  // F16 / BF16 on the GPU: its own half-precision GEMM
@@ -122,7 +135,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   auto shape = x.sizes().vec();
   shape.back() = w.out_features();
   const at::Tensor x2d = x.reshape({rows, in});
-  if (rows > stream_rows_max(w.format) || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
+  if (rows > stream_rows_max(w.format()) || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
   return linear_streamed(x2d, w, bias).view(shape);
 }
 

@@ -18,18 +18,18 @@
 namespace speculum {
 
 // Rows up to which streaming beats OpenBLAS's GEMM (over converted blocks for 16- and 8-bit weights), measured with
-// `bench --kernels` (docs/benchmarks/studies.md). 8-bit weights take three instructions per eight to convert, paid
-// again by every pair of rows, so their crossover comes first.
+// `bench --kernels` (docs/benchmarks/studies.md). 8-bit products do per row four integer instructions per 32 weights
+// more than a float FMA does per 8, so their crossover comes first.
 int stream_rows_max(WeightFormat format);
 
 // A weight matrix [out, in] in its inference format. F32 shares the tensor it was made from (training updates
 // it in place and autograd sees it); the others hold a converted copy.
 struct LinearWeight {
-  WeightFormat format = WeightFormat::F32;
   at::Tensor values;  // F32 float, F16 half, BF16 bfloat16, Q8 int8: [out, in]
   at::Tensor scales;  // Q8: float [out, in / kQ8Block]
 
   bool defined() const { return values.defined(); }
+  WeightFormat format() const;  // from the values' type
   std::int64_t out_features() const { return values.size(0); }
   std::int64_t in_features() const { return values.size(1); }
   std::int64_t bytes() const;
@@ -45,8 +45,13 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
 // decode step is a few hundred LibTorch calls of a few microseconds each, so the pieces with the most calls
 // (RMSNorm, RoPE, SwiGLU's gate, one query's attention) run as loops when this holds.
 bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors);
-// Multiply-adds a loop must have per thread before at::parallel_for gives it a second one.
-std::int64_t min_work_per_thread();
+// Multiply-adds a loop must have per thread before at::parallel_for gives it a second one: under
+// OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs, so the default model's matrices (≤ 0.2 M) stay on one thread and
+// GPT-B's (≥ 1.5 M) split (bench --kernels).
+constexpr std::int64_t kMinWorkPerThread = 1 << 19;
+
+// x [rows, in] float32 as a product with 8-bit weights sees it: quantised per row and block (quantize_q8_row), in float32.
+at::Tensor q8_activations(const at::Tensor& x);
 
 // x [..., in] -> [..., out], float32 for float32 x.
 at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});

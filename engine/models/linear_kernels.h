@@ -1,7 +1,8 @@
 // Weight-streaming matrix products for the few activation rows of a decode step: y = x · Wᵀ where W is
 // read once, row by row, in its stored format (float32, float16, bfloat16, or 8-bit with one float32
-// scale per 32 weights, llama.cpp's Q8_0 layout split into two arrays), converted to float32 in registers
-// and never expanded into a float32 copy. A GEMM packs W before every product, which for 1–16 rows costs
+// scale per 32 weights, llama.cpp's Q8_0 layout split into two arrays), converted in registers and never
+// expanded into a float32 copy. With 8-bit weights the activations are quantised the same way (per row, per
+// block of 32) and each block's product is a dot product of integers, as llama.cpp's Q8_0 · Q8_0. A GEMM packs W before every product, which for 1–16 rows costs
 // more than the product itself (docs/benchmarks/studies.md, "Decode-step matrix products").
 //
 // AVX2 + FMA + F16C when the CPU has them (checked once at run time), a plain loop otherwise. Each output
@@ -26,6 +27,12 @@ struct WeightView {
   std::int64_t out = 0, in = 0;
 };
 
+// Activation rows quantised for 8-bit weights: int8 [rows, in] and float [rows, in / kQ8Block].
+struct QuantizedRows {
+  const std::int8_t* values = nullptr;
+  const float* scales = nullptr;
+};
+
 // y [rows, out] = x [rows, in] · Wᵀ (+ bias [out] when not null); x and y row-major and contiguous. Output
 // features [first, last) only, so callers can split the work across threads.
 void stream_linear(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
@@ -33,14 +40,18 @@ void stream_linear(const float* x, int rows, const WeightView& w, const float* b
 
 // Whether stream_linear runs the AVX2 kernels on this CPU (else stream_linear_portable).
 bool stream_linear_vectorised();
-// The plain loop stream_linear falls back to (no vector instructions).
-void stream_linear_portable(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
-                            std::int64_t last);
+// The plain loop stream_linear falls back to (no vector instructions); `xq` is x quantised (quantize_q8_row per
+// row) when w is Q8, else unused.
+void stream_linear_portable(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
+                            float* y, std::int64_t first, std::int64_t last);
+
+// x [rows, in] quantised with quantize_q8_row, row by row, into this thread's buffers (valid until its next call).
+QuantizedRows quantize_rows_q8(const float* x, int rows, std::int64_t in);
 
 // IEEE half bits -> float32.
 float from_f16_bits(std::uint16_t h);
-// Per-block 8-bit quantisation of one row: scale = max |w| / 127 per block of kQ8Block, q = round(w / scale);
-// `in` a multiple of kQ8Block.
+// Per-block 8-bit quantisation of one row (of weights, or of activations for 8-bit weights): scale = max |w| / 127
+// per block of kQ8Block, q = round(w / scale) in [-127, 127]; `in` a multiple of kQ8Block.
 void quantize_q8_row(const float* w, std::int64_t in, std::int8_t* q, float* scales);
 
 }  // namespace speculum
