@@ -29,8 +29,8 @@ at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double e
   return out;
 }
 
-// q [rows, heads, 1, hd] over keys and values [rows, heads, L, hd] (any strides but the last) with a bias
-// [1, L]: softmax(q kᵀ · scale + bias) v as [rows, 1, heads · hd].
+// q [rows, heads, 1, hd] over keys and values [rows, heads, L, hd] (rows of hd contiguous floats: the KV cache's
+// layout) with a bias [1, L]: softmax(q kᵀ · scale + bias) v as [rows, 1, heads · hd].
 at::Tensor attend_one_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, double scale) {
   const std::int64_t rows = q.size(0), heads = q.size(1), hd = q.size(3), keys = k.size(2);
   const at::Tensor query = q.contiguous(), b = bias.contiguous();
@@ -48,11 +48,11 @@ at::Tensor attend_one_query(const at::Tensor& q, const at::Tensor& k, const at::
       const float* qi = qp + i * hd;
       const float* ki = kp + r * ks[0] + h * ks[1];
       const float* vi = vp + r * vs[0] + h * vs[1];
+      // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
+      stream_linear(qi, 1, WeightView{WeightFormat::F32, ki, nullptr, keys, hd}, nullptr, p.data(), 0, keys);
       float largest = -INFINITY;
       for (std::int64_t l = 0; l < keys; ++l) {
-        float dot = 0.0f;
-        for (std::int64_t d = 0; d < hd; ++d) dot += qi[d] * ki[l * ks[2] + d];
-        p[l] = dot * static_cast<float>(scale) + bp[l];
+        p[l] = p[l] * static_cast<float>(scale) + bp[l];
         largest = std::max(largest, p[l]);
       }
       float total = 0.0f;
@@ -126,7 +126,7 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
     v = cache->values(cache_layer, begin + n);
   }
   at::Tensor attn;  // [rows, N, dim]
-  if (n == 1 && bias.dim() == 2 && bias.size(0) == 1 && k.stride(3) == 1 && v.stride(3) == 1 &&
+  if (n == 1 && bias.dim() == 2 && bias.size(0) == 1 && k.stride(3) == 1 && k.stride(2) == hd && v.stride(3) == 1 &&
       plain_cpu_floats({&q, &k, &v, &bias})) {
     attn = attend_one_query(q, k, v, bias, scale);
   } else {
