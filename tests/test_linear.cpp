@@ -35,7 +35,7 @@ class TestLinear : public QObject {
     c10::InferenceMode inference;
     at::manual_seed(1);
     // Odd sizes reach the kernels' tails (features not a multiple of 4, an f32 row not a multiple of 8), odd rows the
-    // single-row tile, 3 rows and more the three-row f32 tile; 40 and 70 rows pass stream_rows_max of each format (GEMM,
+    // single-row tile, 3 rows and more the three-row f32 tile; 40 and 70 rows pass kStreamRowsMax (GEMM,
     // over converted blocks but for f32).
     for (const auto& [out, in] : {std::pair<int, int>{37, 13}, {61, 64}, {300, 96}})
       for (const int rows : {1, 2, 3, 5, 9, 16, 17, 40, 70})

@@ -1,4 +1,4 @@
-// safetensors: round trip of every dtype, and every malformed-file case is a clear Error.
+// safetensors: round trip of every dtype, dropped pages read back, and every malformed-file case is a clear Error.
 #include <cstring>
 
 #include "io/safetensors.h"
@@ -72,6 +72,23 @@ class TestSafetensors : public QObject {
     QCOMPARE(std::uintptr_t(file.data(*file.find("a.f32"))) % 8, std::uintptr_t(0));  // header padded to 8 bytes
     QVERIFY(!file.find("missing"));
     QVERIFY(!QFile::exists(QString::fromStdString(p + ".partial")));
+  }
+
+  // A load copies each tensor out and drops its mapped pages: the bytes must read back the same afterwards (the
+  // pages come from the file again), for the dropped tensor and its neighbours that share its edge pages.
+  void dropped_pages_read_back_the_same_bytes() {
+    std::vector<float> big(3 * 4096 + 5), small = {1.0f, 2.0f, 3.0f};
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+    const std::string p = path("pages.safetensors");
+    write_safetensors(p, {{"a.small", DType::F32, {3}, small.data(), 12}, {"b.big", DType::F32, {std::int64_t(big.size())},
+                                                                                big.data(), big.size() * 4}});
+    const SafetensorsFile file = SafetensorsFile::open(p);
+    const TensorInfo& big_info = *file.find("b.big");
+    QVERIFY(std::memcmp(file.data(big_info), big.data(), big.size() * 4) == 0);  // touched: resident
+    file.drop_pages(big_info);
+    file.drop_pages(*file.find("a.small"));  // smaller than a page: nothing to drop
+    QVERIFY(std::memcmp(file.data(big_info), big.data(), big.size() * 4) == 0);
+    QVERIFY(std::memcmp(file.data(*file.find("a.small")), small.data(), 12) == 0);
   }
 
   void writer_rejects_wrong_byte_count() {

@@ -78,8 +78,7 @@ void print_kernel_study(std::ostream& out, int threads) {
                           {"GPT-B w2", 768, 2048}, {"GPT-B output", 16384, 768}};
   out << "y = x W^T for x of `rows` rows, median microseconds (" << threads << " threads; streaming kernels "
       << (stream_linear_vectorised() ? "AVX2" : "portable") << "; f32..q8 stream whatever the rows; linear() switches to\n"
-      << "GEMM above " << stream_rows_max(WeightFormat::F32) << " rows for f32, " << stream_rows_max(WeightFormat::F16)
-      << " for f16 and bf16, " << stream_rows_max(WeightFormat::Q8) << " for q8)\n"
+      << "GEMM above " << kStreamRowsMax << " rows)\n"
       << std::left << std::setw(16) << "matrix" << std::right << std::setw(12) << "out x in" << std::setw(6) << "rows"
       << std::setw(10) << "GEMM" << std::setw(10) << "mv/row" << std::setw(10) << "f32" << std::setw(10) << "f16"
       << std::setw(10) << "bf16" << std::setw(10) << "q8" << std::setw(12) << "f32 GB/s" << std::setw(12) << "GEMM/f32\n";

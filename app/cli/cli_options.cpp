@@ -12,7 +12,7 @@ void EngineFlags::add_to(CLI::App& c) {
   c.add_option("--bundle", params.bundle_dir, "Model bundle folder (default: the embedded bundle)");
   c.add_option("--device", params.device, "Device")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   c.add_option("--threads", params.threads, "LibTorch threads (default: all cores)")->check(CLI::Range(1, 256));
-  c.add_option("--weights", params.weights, "How the matrices run: f32, f16, bf16 or q8 (8-bit, a scale per 32 weights; default: the bundle's, else f32)")
+  c.add_option("--weights", params.weights, "How the matrices run: f32, f16, bf16 or q8 (8-bit weights times 8-bit activations, a scale per 32 values; default: the bundle's, else f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8"}));
   c.add_option("--t5", params.t5_folder, "T5 bundles: the T5 folder to read captions with (default: the one the bundle names)")
       ->check(CLI::ExistingDirectory);

@@ -186,6 +186,13 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
 
 SafetensorsFile::~SafetensorsFile() { release(); }
 
+void SafetensorsFile::drop_pages(const TensorInfo& tensor) const {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = (reinterpret_cast<std::uintptr_t>(data(tensor)) + page - 1) / page * page;  // whole pages inside
+  const auto last = (reinterpret_cast<std::uintptr_t>(data(tensor)) + tensor.nbytes()) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 void SafetensorsFile::release() {
   if (map_) ::munmap(map_, size_);
   map_ = nullptr;

@@ -47,6 +47,10 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const TensorInfo* find(const std::string& name) const;
   const std::uint8_t* data(const TensorInfo& tensor) const { return data_ + tensor.begin; }
+  // Lets the kernel drop the mapped pages of a tensor that has been copied out. Touched pages of a mapping count as
+  // the process's resident memory, so without this a load peaks at two copies of the weights. The bytes stay
+  // readable (dropped pages are read from the file again).
+  void drop_pages(const TensorInfo& tensor) const;
 
  private:
   SafetensorsFile() = default;

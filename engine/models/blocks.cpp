@@ -1,87 +1,25 @@
 #include "models/blocks.h"
 
-#include <ATen/Parallel.h>
-
 #include <cmath>
 #include <string>
 
 #include "error.h"
+#include "models/decode_loops.h"
 #include "models/rope.h"
 
 namespace speculum {
 
-namespace {
-
-at::Tensor rms_norm_loop(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  const at::Tensor in = x.contiguous(), w = weight.contiguous();
-  at::Tensor out = at::empty_like(in);
-  const std::int64_t dim = in.size(-1), rows = in.numel() / dim;
-  const float* xp = in.data_ptr<float>();
-  const float* wp = w.data_ptr<float>();
-  float* yp = out.data_ptr<float>();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* row = xp + r * dim;
-    float squares = 0.0f;
-    for (std::int64_t i = 0; i < dim; ++i) squares += row[i] * row[i];
-    const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(dim) + static_cast<float>(eps));
-    for (std::int64_t i = 0; i < dim; ++i) yp[r * dim + i] = row[i] * inverse * wp[i];
-  }
-  return out;
-}
-
-// q [rows, heads, 1, hd] over keys and values [rows, heads, L, hd] (rows of hd contiguous floats: the KV cache's
-// layout) with a bias [1, L]: softmax(q kᵀ · scale + bias) v as [rows, 1, heads · hd].
-at::Tensor attend_one_query(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, double scale) {
-  const std::int64_t rows = q.size(0), heads = q.size(1), hd = q.size(3), keys = k.size(2);
-  const at::Tensor query = q.contiguous(), b = bias.contiguous();
-  at::Tensor out = at::empty({rows, 1, heads * hd}, q.options());
-  const float* qp = query.data_ptr<float>();
-  const float* bp = b.data_ptr<float>();
-  const float* kp = k.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
-  float* op = out.data_ptr<float>();
-  const auto ks = k.strides(), vs = v.strides();
-  at::parallel_for(0, rows * heads, std::max<std::int64_t>(1, kMinWorkPerThread / (keys * hd)), [&](std::int64_t first, std::int64_t last) {
-    std::vector<float> p(static_cast<std::size_t>(keys));
-    for (std::int64_t i = first; i < last; ++i) {
-      const std::int64_t r = i / heads, h = i % heads;
-      const float* qi = qp + i * hd;
-      const float* ki = kp + r * ks[0] + h * ks[1];
-      const float* vi = vp + r * vs[0] + h * vs[1];
-      // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
-      stream_linear(qi, 1, WeightView{WeightFormat::F32, ki, nullptr, keys, hd}, nullptr, p.data(), 0, keys);
-      float largest = -INFINITY;
-      for (std::int64_t l = 0; l < keys; ++l) {
-        p[l] = p[l] * static_cast<float>(scale) + bp[l];
-        largest = std::max(largest, p[l]);
-      }
-      float total = 0.0f;
-      for (std::int64_t l = 0; l < keys; ++l) total += (p[l] = std::exp(p[l] - largest));
-      float* o = op + r * heads * hd + h * hd;
-      std::fill(o, o + hd, 0.0f);
-      for (std::int64_t l = 0; l < keys; ++l) {
-        const float weight = p[l] / total;
-        for (std::int64_t d = 0; d < hd; ++d) o[d] += weight * vi[l * vs[2] + d];
-      }
-    }
-  });
-  return out;
-}
-
-}  // namespace
-
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  if (plain_cpu_floats({&x, &weight})) return rms_norm_loop(x, weight, eps);
+  if (plain_cpu_floats({&x, &weight})) return rms_norm_rows(x, weight, eps);
   const at::Tensor xf = x.to(at::kFloat);
   return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
 }
 
 at::Tensor swiglu(const at::Tensor& h, const LinearWeight& w1, const LinearWeight& w3, const LinearWeight& w2) {
-  const at::Tensor gate = linear(h, w1), up = linear(h, w3);
+  at::Tensor gate = linear(h, w1);
+  const at::Tensor up = linear(h, w3);
   if (!plain_cpu_floats({&gate, &up}) || !gate.is_contiguous() || !up.is_contiguous()) return linear(at::silu(gate) * up, w2);
-  float* g = gate.data_ptr<float>();  // fresh contiguous outputs of linear(): overwritten in place
-  const float* u = up.data_ptr<float>();
-  for (std::int64_t i = 0; i < gate.numel(); ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  silu_gate_in_place(gate, up);  // a fresh contiguous output of linear(): overwritten
   return linear(gate, w2);
 }
 
@@ -128,7 +66,7 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
   at::Tensor attn;  // [rows, N, dim]
   if (n == 1 && bias.dim() == 2 && bias.size(0) == 1 && k.stride(3) == 1 && k.stride(2) == hd && v.stride(3) == 1 &&
       plain_cpu_floats({&q, &k, &v, &bias})) {
-    attn = attend_one_query(q, k, v, bias, scale);
+    attn = attend_one_query_rows(q, k, v, bias, scale);
   } else {
     const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
     attn = at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({rows, n, dim});

@@ -44,22 +44,6 @@ at::Tensor by_converted_blocks(const at::Tensor& x2d, const LinearWeight& w, con
 
 }  // namespace
 
-bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
-  for (const at::Tensor* t : tensors)
-    if (t->is_cuda() || t->scalar_type() != at::kFloat || (at::GradMode::is_enabled() && t->requires_grad())) return false;
-  return true;
-}
-
-int stream_rows_max(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::F32:
-    case WeightFormat::F16:
-    case WeightFormat::BF16: return 32;
-    case WeightFormat::Q8: break;
-  }
-  return 16;
-}
-
 at::Tensor q8_activations(const at::Tensor& x) {
   const at::Tensor source = x.to(at::kFloat).contiguous();
   const std::int64_t rows = source.size(0), in = source.size(1);
@@ -125,7 +109,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   if (x.size(-1) != in)
     throw Error("linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " + std::to_string(in));
   const std::int64_t rows = x.numel() / in;
-  if (w.format() == WeightFormat::F32 && (x.is_cuda() || rows > stream_rows_max(w.format()) || x.scalar_type() != at::kFloat ||
+  if (w.format() == WeightFormat::F32 && (x.is_cuda() || rows > kStreamRowsMax || x.scalar_type() != at::kFloat ||
                                         wants_gradient(x, w, bias)))
     return at::linear(x, w.values, bias);
   if (x.is_cuda()) {  // F16 / BF16 on the GPU: its own half-precision GEMM
@@ -135,7 +119,7 @@ at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& 
   auto shape = x.sizes().vec();
   shape.back() = w.out_features();
   const at::Tensor x2d = x.reshape({rows, in});
-  if (rows > stream_rows_max(w.format()) || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
+  if (rows > kStreamRowsMax || x.scalar_type() != at::kFloat) return by_converted_blocks(x2d, w, bias).view(shape);
   return linear_streamed(x2d, w, bias).view(shape);
 }
 

@@ -2,14 +2,13 @@
 //
 // A decode step multiplies a handful of rows (CFG streams × new tokens) by every matrix of the model, so it is
 // bound by reading the weights; a GEMM re-packs the whole matrix on each call and ran such products at a third
-// of the machine's bandwidth. Up to stream_rows_max rows the product therefore streams the weights once through
+// of the machine's bandwidth. Up to kStreamRowsMax rows the product therefore streams the weights once through
 // linear_kernels.h, in their stored format; above it (verification passes of many tokens, prompts, training)
 // LibTorch's GEMM runs, over f32 blocks converted on the fly for 16- and 8-bit weights.
 #pragma once
 
 #include <ATen/ATen.h>
 
-#include <initializer_list>
 #include <string>
 
 #include "models/linear_kernels.h"
@@ -17,10 +16,9 @@
 
 namespace speculum {
 
-// Rows up to which streaming beats OpenBLAS's GEMM (over converted blocks for 16- and 8-bit weights), measured with
-// `bench --kernels` (docs/benchmarks/studies.md). 8-bit products do per row four integer instructions per 32 weights
-// more than a float FMA does per 8, so their crossover comes first.
-int stream_rows_max(WeightFormat format);
+// Rows up to which streaming beats OpenBLAS's GEMM (over converted blocks for 16- and 8-bit weights), in every
+// format: measured with `bench --kernels` and GPT-B's `bench --forward-cost` (docs/benchmarks/studies.md).
+constexpr int kStreamRowsMax = 32;
 
 // A weight matrix [out, in] in its inference format. F32 shares the tensor it was made from (training updates
 // it in place and autograd sees it); the others hold a converted copy.
@@ -41,10 +39,6 @@ struct LinearWeight {
 // multiple of 8 (Q8: of kQ8Block), and any matrix on a CUDA device for Q8 (LibTorch has no 8-bit product).
 LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
 
-// Whether hand-written CPU loops may take these tensors: float32 on the CPU, no gradient wanted. A small model's
-// decode step is a few hundred LibTorch calls of a few microseconds each, so the pieces with the most calls
-// (RMSNorm, RoPE, SwiGLU's gate, one query's attention) run as loops when this holds.
-bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors);
 // Multiply-adds a loop must have per thread before at::parallel_for gives it a second one: under
 // OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs, so the default model's matrices (≤ 0.2 M) stay on one thread and
 // GPT-B's (≥ 1.5 M) split (bench --kernels).

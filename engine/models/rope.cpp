@@ -1,6 +1,6 @@
 #include "models/rope.h"
 
-#include "models/linear.h"
+#include "models/decode_loops.h"
 
 namespace speculum {
 
@@ -23,26 +23,7 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& table_rows) {
   // (x0 + i x1) * (cos + i sin) = (x0 cos - x1 sin) + i (x1 cos + x0 sin): one complex multiply
   // per pair instead of a dozen real ops, which matters for single-token steps.
   const auto sizes = x.sizes();
-  if (plain_cpu_floats({&x, &table_rows})) {  // [rows, N, heads, hd] in one pass
-    const at::Tensor in = x.contiguous(), table = table_rows.contiguous();
-    at::Tensor out = at::empty_like(in);
-    const std::int64_t rows = sizes[0], n = sizes[1], heads = sizes[2], half = sizes[3] / 2;
-    const float* xp = in.data_ptr<float>();
-    const float* tp = table.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t t = 0; t < n; ++t)
-        for (std::int64_t h = 0; h < heads; ++h) {
-          const std::int64_t base = ((r * n + t) * heads + h) * half * 2;
-          for (std::int64_t i = 0; i < half; ++i) {
-            const float c = tp[(t * half + i) * 2], s = tp[(t * half + i) * 2 + 1];
-            const float x0 = xp[base + 2 * i], x1 = xp[base + 2 * i + 1];
-            yp[base + 2 * i] = x0 * c - x1 * s;
-            yp[base + 2 * i + 1] = x1 * c + x0 * s;
-          }
-        }
-    return out;
-  }
+  if (plain_cpu_floats({&x, &table_rows})) return rope_rows(x, table_rows);  // [rows, N, heads, hd] in one pass
   const at::Tensor pairs = at::view_as_complex(x.to(at::kFloat).reshape({sizes[0], sizes[1], sizes[2], sizes[3] / 2, 2}));
   const at::Tensor f = at::view_as_complex(table_rows.contiguous()).view({1, sizes[1], 1, sizes[3] / 2});
   return at::view_as_real(pairs * f).flatten(3).to(x.scalar_type());

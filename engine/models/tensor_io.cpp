@@ -49,6 +49,7 @@ TensorMap load_tensors(const SafetensorsFile& file, const std::vector<TensorSpec
     const at::Tensor view = at::from_blob(const_cast<std::uint8_t*>(file.data(*info)), info->shape,
                                           at::TensorOptions().dtype(to_scalar_type(info->dtype)));
     at::Tensor weights = view.to(device, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+    file.drop_pages(*info);
     if (!at::isfinite(weights).all().item<bool>())  // silent garbage otherwise: NaN images, "no mass to sample"
       throw Error("'" + file.path() + "': tensor '" + spec.name + "' holds NaN or infinite values");
     out[spec.name] = std::move(weights);
