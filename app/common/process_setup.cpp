@@ -5,13 +5,18 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <utility>
 
 namespace speculum::app {
 
 void ensure_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY")) return;
-  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  ::execv("/proc/self/exe", argv);  // returns only on failure; then we run on with the default policy
+  bool changed = false;
+  for (const auto& [name, value] : {std::pair{"OMP_WAIT_POLICY", "PASSIVE"}, std::pair{"GOMP_SPINCOUNT", "20000"}})
+    if (!std::getenv(name)) {
+      ::setenv(name, value, 1);
+      changed = true;
+    }
+  if (changed) ::execv("/proc/self/exe", argv);  // returns only on failure; then we run on with the default policy
 }
 
 namespace {
