@@ -12,6 +12,8 @@
 
 #include "decoding/method.h"
 #include "io/bundle.h"
+#include "io/bundle_fingerprint.h"
+#include "io/draft_size_file.h"
 #include "io/safetensors.h"
 #include "io/json_fields.h"
 #include "io/t5_folder.h"
@@ -96,6 +98,12 @@ Engine::~Engine() = default;
 namespace {
 
 constexpr std::size_t kCachedCaptions = 16;
+
+GenerateParams with_draft_sizes(GenerateParams p, const std::optional<DraftSizeTable>& table) {
+  for (const MethodInfo& method : method_catalog())
+    if (method.name == p.method) p.method_options = resolve_draft_sizes(method, p.method_options, table ? &*table : nullptr);
+  return p;
+}
 
 }  // namespace
 
@@ -195,6 +203,16 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
         // the bundle lacks what this method needs; generate() says what, should it be asked for
       }
     }
+  }
+  info.draft_size_key = {bundle_fingerprint(m), info.weight_format, info.device,
+                         params.threads > 0 ? params.threads : at::get_num_threads(), cpu_description()};
+  if (!params.draft_sizes_file.empty()) {
+    for (DraftSizeTable& table : read_draft_size_file(params.draft_sizes_file))
+      if (table.key == info.draft_size_key) info.draft_sizes = std::move(table);
+    log_line(log, LogLevel::Info,
+             info.draft_sizes ? "auto draft sizes: " + params.draft_sizes_file + " (measured " + info.draft_sizes->measured_at + ")"
+                              : "auto draft sizes: the defaults (" + params.draft_sizes_file + " has no table for " +
+                                    info.draft_size_key.to_string() + "; speculum-cli tune measures one)");
   }
   info.classes = m.classes;
   info.text_vocab = m.text_vocab;
@@ -384,7 +402,7 @@ Preview Engine::Impl::preview(const std::vector<int>& tokens, int rows, int cols
   return p;
 }
 
-std::vector<Engine::ForwardCost> Engine::measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const {
+std::vector<ForwardCost> Engine::measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const {
   std::lock_guard lock(impl_->generate_mutex);
   c10::InferenceMode inference;
   const GptConfig& g = impl_->manifest.target;
@@ -451,9 +469,10 @@ double Engine::measure_caption_cost(const std::string& prompt, int repeats) cons
   return ms[ms.size() / 2];
 }
 
-GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& cb, const std::atomic<bool>* cancel) {
+GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   if (impl_->threads > 0) at::set_num_threads(impl_->threads);  // this thread's team (a worker thread starts with the default)
+  const GenerateParams params = with_draft_sizes(request, impl_->info.draft_sizes);  // what runs, and what the trace records
   params.sampling.validate();
   if (params.sampling.uses_cfg() && !impl_->info.cfg_available)
     throw Error("CFG is unavailable for bundle '" + impl_->info.name + "': its class table has no null row (the model was "
@@ -495,6 +514,7 @@ GenerateResult Engine::generate(const GenerateParams& params, const Callbacks& c
   result.cancelled = !session.complete();
   result.image = result.cancelled ? preview(result.tokens).image : decode(result.tokens);
   result.metrics = metrics.metrics();
+  result.method_options = params.method_options;
   if (cb.preview && params.preview_every > 0 && last_preview != session.committed()) cb.preview(preview(result.tokens));
   return result;
 }

@@ -48,7 +48,11 @@ GenerateParams GenerateParams::from_json(const std::string& json) {
   p.method = f.has("method") ? f.string("method") : "ar";
   if (f.has("method_options")) {
     for (const auto& [name, value] : doc["method_options"].items()) {
-      if (!value.is_number()) throw Error("generation parameters: method option '" + name + "' must be a number");
+      if (value == "auto") {
+        p.method_options[name] = kAutoDraftSize;
+        continue;
+      }
+      if (!value.is_number()) throw Error("generation parameters: method option '" + name + "' must be a number (or \"auto\", for a draft size)");
       p.method_options[name] = value.get<double>();
     }
   }

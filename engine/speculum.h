@@ -20,9 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "decoding/draft_sizes.h"
 #include "decoding/method_info.h"
 #include "error.h"
 #include "sampling/sampling_params.h"
@@ -40,13 +42,19 @@ struct EngineParams {
   int threads = 0;               // LibTorch intra-op threads; 0 leaves the current setting
   std::string t5_folder;         // T5 bundles: the T5 folder to use instead of the one the manifest names
   std::string weights;           // "f32", "f16", "bf16" or "q8": how the matrices run; empty: the manifest's (else f32)
+  // Where `auto` draft sizes come from (draft_sizes.h; tune_draft_sizes() measures them, save_draft_sizes() writes the
+  // file). Empty, missing, or without a table for this bundle, weights, device and threads: each auto size runs its
+  // parameter's default. The CLI and the studio use ~/.cache/speculum/draft-sizes.json.
+  std::string draft_sizes_file;
   std::string to_string() const;
 };
 
 struct GenerateParams {
   std::string prompt;      // text bundles: the caption; class bundles: a class name (or use class_id)
   int class_id = -1;       // class bundles: the class; -1 means "from the prompt, else class 0"
-  std::uint64_t seed = 0;  // same request + seed = same tokens, on any thread count
+  // Same request + seed = same tokens, on any thread count, once draft sizes are fixed: an auto size (draft_sizes.h)
+  // resolves by the draft-size table of this thread count; GenerateResult::method_options holds the sizes that ran.
+  std::uint64_t seed = 0;
   std::string method = "ar";
   MethodOptions method_options;
   SamplingParams sampling;
@@ -83,6 +91,7 @@ struct GenerateResult {
   Image image;              // final image, or the preview of a partial grid
   RunMetrics metrics;
   bool cancelled = false;
+  MethodOptions method_options;  // what the method ran with: the request's options, auto draft sizes made concrete
 };
 
 struct ModelInfo {
@@ -109,6 +118,8 @@ struct ModelInfo {
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
   bool cfg_available = true;   // false for a class table without a null row: only cfg 1 runs
   std::vector<std::string> methods;  // the methods this bundle can run (those needing a drafter it lacks are left out)
+  DraftSizeKey draft_size_key;                // what a draft-size table measured here is filed under
+  std::optional<DraftSizeTable> draft_sizes;  // the table for this key in EngineParams::draft_sizes_file, if tuned
   // Text bundles with a prompt guide: how prompts read, prompts the model draws well (each one check_prompt
   // accepts), and how they were chosen. Empty otherwise.
   std::string prompt_grammar;
@@ -136,10 +147,7 @@ class Engine {
   Image decode(const std::vector<int>& tokens) const;     // a full grid, raster order
   // What one target forward of n new tokens costs on this device, after the prefix and `context` image tokens,
   // with the bundle's CFG rows: the bound on what any method that verifies n tokens per pass can gain.
-  struct ForwardCost {
-    int new_tokens = 0;
-    double ms = 0;  // median of `repeats`
-  };
+  // (ms: the median of `repeats`)
   std::vector<ForwardCost> measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const;
   // T5 bundles: what encoding one prompt costs (cleaning, tokenising, the encoder; median of `repeats`, in ms, on the
   // calling thread's threads). A generation pays it once per prompt: the features are reused.
@@ -163,6 +171,22 @@ class Engine {
 };
 
 const std::vector<MethodInfo>& available_methods();
+
+// Measures each method's draft size on this engine (bundle, weights, device, threads): every candidate size
+// (draft_size_candidates) and `ar` run the same images, interleaved image by image so that drift in the machine's
+// speed falls on all alike; a size's cost is its median ms per image, the chosen size the cheapest. The cost curve
+// (1..32 new tokens) is recorded beside it: what the sizes trade against their acceptance.
+struct TuneParams {
+  std::vector<std::string> methods;  // empty: every method of info().methods with a draft size
+  int images = 4;                    // timed images per size: the bundle's example prompts (else classes) in turn
+  std::uint64_t seed = 0;            // image i uses seed + i
+};
+// Throws Error for a method the bundle cannot run or one without a draft size; Error("cancelled") when `cancel` is set.
+DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const Callbacks& callbacks = {},
+                                const std::atomic<bool>* cancel = nullptr);
+// Adds `table` to the file (replacing the table of its key), atomically; returns a note when an unreadable file was
+// replaced, else "". Throws Error naming the file when it cannot be written.
+std::string save_draft_sizes(const std::string& file, const DraftSizeTable& table);
 
 // What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded, device.
 std::string describe_runtime(const std::string& device);

@@ -223,6 +223,32 @@ class TestMainWindow : public QObject {
     scale_action("×1 (nearest neighbour)")->trigger();
   }
 
+  void the_method_form_shows_auto_draft_sizes_and_whether_they_beat_ar_here() {
+    ui::MethodParamsForm form;
+    DraftSizeTable table;
+    table.ar_ms_per_image = 200;
+    table.measured_at = "2026-12-02T00:00:00Z";
+    table.methods = {{"sjd", "window", 8, {{4, 260, 2.0}, {8, 250, 3.0}}}};
+    form.set_draft_sizes(table, 2);
+    QVERIFY(form.set_method("sjd"));
+    QCOMPARE(form.options().at("window"), kAutoDraftSize);  // the request's default is auto
+    const auto* note = form.findChild<QLabel*>("draftSizeNote");
+    QVERIFY(note && !note->isHidden());
+    QVERIFY2(note->text().contains("Slower than ar on this machine") && note->text().contains("0.80× at 8"), qPrintable(note->text()));
+    form.set_options({{"window", 4}});
+    QCOMPARE(form.options().at("window"), 4.0);
+    form.set_options({{"window", kAutoDraftSize}});
+    QCOMPARE(form.options().at("window"), kAutoDraftSize);
+    table.methods[0].trials[1].ms_per_image = 160;
+    form.set_draft_sizes(table, 2);
+    QVERIFY2(note->text().contains("1.25× ar at window 8"), qPrintable(note->text()));
+    QVERIFY(form.set_method("eagle"));  // not tuned: no note, and the field says how to measure it
+    QVERIFY(note->isHidden());
+    form.set_draft_sizes(std::nullopt, 1);
+    QVERIFY(form.set_method("sjd"));
+    QVERIFY(note->isHidden());
+  }
+
   void settings_persist_between_windows() {
     {
       auto w = window();

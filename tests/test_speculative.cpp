@@ -552,8 +552,8 @@ class TestSpeculative : public QObject {
     EXPECT_ERROR(text_->generate(p), "method 'mulo': tau = 1.500000 is outside [0.000000, 1.000000]");
     p.method_options = {{"radius", 1.5}};
     EXPECT_ERROR(text_->generate(p), "radius = 1.500000 is outside [0.000000, 8.000000] or not an integer");
-    p.method_options = {{"rows_per_cycle", 0}};
-    EXPECT_ERROR(text_->generate(p), "rows_per_cycle = 0.000000 is outside [1.000000, 64.000000]");
+    p.method_options = {{"rows_per_cycle", 65}};
+    EXPECT_ERROR(text_->generate(p), "rows_per_cycle = 65.000000 is outside [1.000000, 64.000000] or not an integer (0 = auto)");
   }
 
   // Under greedy sampling with τ = 1 and no pooling a cell is accepted only if it is the target's choice in its

@@ -1,4 +1,5 @@
 #include "comparison_view.h"
+#include "ran_request.h"
 
 #include <QFileDialog>
 #include <QGridLayout>
@@ -155,6 +156,7 @@ void ComparisonView::set_pane_count(int count) {
     pane.method = new MethodParamsForm(pane.box);
     const auto& runnable = engine_.info().methods;
     pane.method->set_runnable(runnable);
+    pane.method->set_draft_sizes(engine_.info().draft_sizes, engine_.info().draft_size_key.threads);
     // Pane i starts with the bundle's i-th method: ar beside the speculative ones.
     if (!runnable.empty()) pane.method->set_method(QString::fromStdString(runnable[std::min<std::size_t>(pane_count(), runnable.size() - 1)]));
     pane.canvas = new CanvasWidget(pane.box);
@@ -374,8 +376,9 @@ QString ComparisonView::caption() const {
   const GenerateParams& p = runs_.front().params;
   QStringList methods;
   for (int i = 0; i < pane_count() && i < static_cast<int>(runs_.size()); ++i) {
-    QString name = QString::fromStdString(runs_[i].params.method);
-    for (const auto& [key, value] : runs_[i].params.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
+    const GenerateParams ran = ran_request(runs_[i].timeline, runs_[i].params);
+    QString name = QString::fromStdString(ran.method);
+    for (const auto& [key, value] : ran.method_options) name += QString(" %1=%2").arg(QString::fromStdString(key)).arg(value);
     methods << name;
   }
   const QString subject = p.prompt.empty() ? QString("class %1").arg(p.class_id) : QString("\"%1\"").arg(QString::fromStdString(p.prompt));

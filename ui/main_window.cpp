@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "ran_request.h"
 
 #include "draft_tree_panel.h"
 
@@ -454,6 +455,7 @@ void MainWindow::start_generation() {
 
 void MainWindow::run_finished(bool cancelled) {
   if (!cancelled) {
+    last_request_ = ran_request(timeline_, last_request_);  // auto draft sizes as they ran
     history_->add({last_request_, timeline_, final_image_});
     autosave();
   }

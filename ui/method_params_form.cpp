@@ -21,6 +21,10 @@ MethodParamsForm::MethodParamsForm(QWidget* parent) : QWidget(parent) {
     method_->setItemData(method_->count() - 1, QString::fromStdString(m.summary), Qt::ToolTipRole);
   }
   layout->addWidget(method_);
+  note_ = new QLabel(this);
+  note_->setWordWrap(true);
+  note_->setObjectName("draftSizeNote");
+  layout->addWidget(note_);
   params_ = new QWidget(this);
   params_layout_ = new QFormLayout(params_);
   params_layout_->setContentsMargins(12, 0, 0, 0);
@@ -47,6 +51,35 @@ void MethodParamsForm::set_runnable(const std::vector<std::string>& methods) {
   }
 }
 
+void MethodParamsForm::set_draft_sizes(const std::optional<DraftSizeTable>& table, int threads) {
+  draft_sizes_ = table;
+  threads_ = threads;
+  const MethodOptions kept = options();
+  rebuild();
+  set_options(kept);
+}
+
+namespace {
+
+QString times(double ratio) { return QString::number(ratio, 'f', 2) + "×"; }
+
+// What auto means for `spec` here, for its tooltip and the note under the method.
+QString auto_meaning(const ParamSpec& spec, const MethodTuning* tuned, const DraftSizeTable* table, int threads) {
+  if (!tuned)
+    return QString("auto: the default %1 (no draft sizes measured for this bundle with %2 thread(s); speculum-cli tune "
+                   "--threads %2 measures them)")
+        .arg(spec.default_value)
+        .arg(threads);
+  return QString("auto: %1, the fastest %2 measured here (%3 %4 ar; speculum-cli tune, %5)")
+      .arg(tuned->chosen)
+      .arg(QString::fromStdString(spec.name))
+      .arg(times(table->speedup(*tuned)))
+      .arg(table->speedup(*tuned) >= 1 ? "faster than" : "the speed of")
+      .arg(QString::fromStdString(table->measured_at.substr(0, 10)));
+}
+
+}  // namespace
+
 bool MethodParamsForm::set_method(const QString& name) {
   const int index = method_->findText(name);
   const auto* model = qobject_cast<QStandardItemModel*>(method_->model());
@@ -63,10 +96,29 @@ void MethodParamsForm::rebuild() {
     if (m.name != name) continue;
     method_->setToolTip(QString::fromStdString(m.summary));
     if (m.params.empty()) params_layout_->addRow(new QLabel("<i>no parameters</i>", params_));
+    const MethodTuning* tuned = draft_sizes_ ? draft_sizes_->find(name) : nullptr;
+    note_->setVisible(tuned != nullptr);
+    if (tuned) {
+      const double speedup = draft_sizes_->speedup(*tuned);
+      note_->setText(speedup >= 1 ? QString("On this machine: %1 ar at %2 %3 (auto).").arg(times(speedup)).arg(QString::fromStdString(tuned->param)).arg(tuned->chosen)
+                                  : QString("<b>Slower than ar on this machine</b> at every %1 tried (best %2 at %3): its verification "
+                                            "passes cost more than the tokens they save here.")
+                                        .arg(QString::fromStdString(tuned->param))
+                                        .arg(times(speedup))
+                                        .arg(tuned->chosen));
+    }
     for (const ParamSpec& spec : m.params) {
-      const QString tip = QString::fromStdString(spec.help + " (default " + std::to_string(spec.default_value) + ")");
+      QString tip = QString::fromStdString(spec.help + " (default " + std::to_string(spec.default_value) + ")");
+      if (spec.draft_size) tip = QString::fromStdString(spec.help) + "\n" + auto_meaning(spec, tuned, draft_sizes_ ? &*draft_sizes_ : nullptr, threads_);
       QAbstractSpinBox* field = nullptr;
-      if (spec.integer) {
+      if (spec.draft_size) {  // one below the range reads "auto", the request's default
+        auto* box = new QSpinBox(params_);
+        box->setRange(int(spec.min) - 1, int(spec.max));
+        box->setSpecialValueText("auto");
+        box->setValue(box->minimum());
+        connect(box, &QSpinBox::valueChanged, this, &MethodParamsForm::changed);
+        field = box;
+      } else if (spec.integer) {
         auto* box = new QSpinBox(params_);
         box->setRange(int(spec.min), int(spec.max));
         box->setValue(int(std::lround(spec.default_value)));
@@ -93,7 +145,7 @@ void MethodParamsForm::rebuild() {
 MethodOptions MethodParamsForm::options() const {
   MethodOptions options;
   for (const auto& [name, field] : fields_) {
-    if (auto* i = qobject_cast<QSpinBox*>(field)) options[name] = i->value();
+    if (auto* i = qobject_cast<QSpinBox*>(field)) options[name] = i->specialValueText().isEmpty() || i->value() != i->minimum() ? i->value() : kAutoDraftSize;
     else if (auto* d = qobject_cast<QDoubleSpinBox*>(field)) options[name] = d->value();
   }
   return options;
@@ -103,7 +155,8 @@ void MethodParamsForm::set_options(const MethodOptions& options) {
   for (const auto& [name, value] : options) {
     const auto it = fields_.find(name);
     if (it == fields_.end()) continue;
-    if (auto* i = qobject_cast<QSpinBox*>(it->second)) i->setValue(int(std::lround(value)));
+    if (auto* i = qobject_cast<QSpinBox*>(it->second))
+      i->setValue(!i->specialValueText().isEmpty() && value == kAutoDraftSize ? i->minimum() : int(std::lround(value)));
     else if (auto* d = qobject_cast<QDoubleSpinBox*>(it->second)) d->setValue(value);
   }
 }

@@ -4,12 +4,14 @@
 
 #include <QWidget>
 #include <map>
+#include <optional>
 
 #include "speculum.h"
 
 class QAbstractSpinBox;
 class QComboBox;
 class QFormLayout;
+class QLabel;
 
 namespace speculum::ui {
 
@@ -24,6 +26,9 @@ class MethodParamsForm : public QWidget {
   void set_options(const MethodOptions& options);  // unknown names ignored, missing ones keep their value
   // Greys out the methods the loaded bundle cannot run (say, one without drafters), saying why.
   void set_runnable(const std::vector<std::string>& methods);
+  // What `auto` draft sizes resolve to on this machine (ModelInfo::draft_sizes): the draft-size field says it, and a
+  // note under the method says how the method's fastest size compares with ar here.
+  void set_draft_sizes(const std::optional<DraftSizeTable>& table, int threads);
 
  Q_SIGNALS:
   void changed();
@@ -34,7 +39,10 @@ class MethodParamsForm : public QWidget {
   QComboBox* method_ = nullptr;
   QWidget* params_ = nullptr;
   QFormLayout* params_layout_ = nullptr;
+  QLabel* note_ = nullptr;
   std::map<std::string, QAbstractSpinBox*> fields_;
+  std::optional<DraftSizeTable> draft_sizes_;
+  int threads_ = 0;
 };
 
 }  // namespace speculum::ui

@@ -37,9 +37,11 @@ void add_generate_command(CLI::App& app) {
       const GenerateResult result = engine->generate(params, callbacks, interrupted);
       if (result.cancelled) throw Error("interrupted: nothing written");  // the trace's partial file goes with it
       const RunMetrics& m = result.metrics;
+      GenerateParams ran = params;  // auto draft sizes as they ran: the image's parameters repeat it exactly
+      ran.method_options = result.method_options;
       // The image first: should it fail, the trace is not finished either (its partial file is removed).
       app::write_generated_image(state->out, result.image,
-                     {{app::kParametersKey, params.to_json()},
+                     {{app::kParametersKey, ran.to_json()},
                       {"speculum:bundle", engine->info().name},
                       {"speculum:metrics", "nfe=" + std::to_string(m.nfe) + " tokens=" + std::to_string(m.tokens) +
                                                " wall_ms=" + std::to_string(m.wall_ms)}});

@@ -14,6 +14,9 @@ void EngineFlags::add_to(CLI::App& c) {
   c.add_option("--threads", params.threads, "LibTorch threads (default: all cores)")->check(CLI::Range(1, 256));
   c.add_option("--weights", params.weights, "How the matrices run: f32, f16, bf16 or q8 (8-bit weights times 8-bit activations, a scale per 32 values; default: the bundle's, else f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8"}));
+  c.add_option("--draft-sizes", params.draft_sizes_file,
+               "Where auto draft sizes come from (`speculum-cli tune` writes it; none: each method's default; default: "
+               "$SPECULUM_DRAFT_SIZES, else ~/.cache/speculum/draft-sizes.json)");
   c.add_option("--t5", params.t5_folder, "T5 bundles: the T5 folder to read captions with (default: the one the bundle names)")
       ->check(CLI::ExistingDirectory);
 }
@@ -21,6 +24,8 @@ void EngineFlags::add_to(CLI::App& c) {
 EngineParams EngineFlags::resolved() const {
   EngineParams p = params;
   if (p.bundle_dir.empty()) p.bundle_dir = app::default_bundle_dir();
+  if (p.draft_sizes_file.empty()) p.draft_sizes_file = app::draft_sizes_file();
+  if (p.draft_sizes_file == "none") p.draft_sizes_file.clear();
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (p.threads <= 0) p.threads = cores;
   if (p.threads > cores) {  // more threads than cores only spin against each other
@@ -61,10 +66,14 @@ GenerateParams RequestFlags::resolved(const ModelInfo& model) const {
     try {
       std::size_t used = 0;
       const std::string value = option.substr(eq + 1);
+      if (value == "auto") {
+        p.method_options[option.substr(0, eq)] = kAutoDraftSize;
+        continue;
+      }
       p.method_options[option.substr(0, eq)] = std::stod(value, &used);
       if (used != value.size()) throw std::invalid_argument(value);
     } catch (const std::exception&) {
-      throw Error("--opt " + option + ": the value is not a number");
+      throw Error("--opt " + option + ": the value is not a number (or auto, for a draft size)");
     }
   }
   p.sampling.validate();

@@ -56,5 +56,6 @@ void add_compare_command(CLI::App& app);  // pairs two eval --csv runs
 void add_entropy_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // LISA's soft-verification bounds
 void add_plot_command(CLI::App& app);
+void add_tune_command(CLI::App& app);  // auto draft sizes
 
 }  // namespace speculum::cli

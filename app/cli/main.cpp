@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   [[maybe_unused]] CLI::App* train = speculum::cli::add_train_commands(app);  // used by the image commands
   speculum::cli::add_compare_command(app);
   speculum::cli::add_calibrate_command(app);
+  speculum::cli::add_tune_command(app);
 #ifndef SPECULUM_ENGINE_ONLY  // the commands that render, check or plot images (OpenCV, Qt)
   speculum::cli::add_image_training_commands(*train);
   speculum::cli::add_data_commands(app);
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
     for (const auto& m : speculum::available_methods()) {
       std::cout << m.name << "  " << m.summary << "\n";
       for (const auto& p : m.params)
-        std::cout << "    " << p.name << " = " << p.default_value << "  [" << p.min << ", " << p.max << "]  " << p.help << "\n";
+        std::cout << "    " << p.name << " = " << (p.draft_size ? "auto (untuned: " : "") << p.default_value
+                  << (p.draft_size ? ")" : "") << "  [" << p.min << ", " << p.max << "]  " << p.help << "\n";
     }
   });
   try {

@@ -25,4 +25,12 @@ std::string feature_net_path() {
   return resource("SPECULUM_FEATURE_NET", SPECULUM_BUILD_FEATURE_NET, SPECULUM_BUILD_FEATURE_NET, "eval/shapes-features.safetensors");
 }
 
+std::string draft_sizes_file() {
+  if (const char* env = std::getenv("SPECULUM_DRAFT_SIZES"); env && *env) return std::string(env) == "none" ? "" : env;
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (cache && *cache) return std::string(cache) + "/speculum/draft-sizes.json";
+  return home && *home ? std::string(home) + "/.cache/speculum/draft-sizes.json" : "";
+}
+
 }  // namespace speculum::app

@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   speculum::EngineParams params;
   params.bundle_dir = cli.isSet(bundle) ? cli.value(bundle).toStdString() : speculum::app::default_bundle_dir();
   params.device = cli.value(device).toStdString();
+  params.draft_sizes_file = speculum::app::draft_sizes_file();
   // One core stays with the window's thread, which decodes previews and paints while the engine runs.
   params.threads = threads_value ? static_cast<int>(*threads_value) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
   std::unique_ptr<speculum::Engine> engine;

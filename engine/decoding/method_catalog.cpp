@@ -30,11 +30,19 @@ void check_options(const MethodInfo& info, const MethodOptions& options) {
       throw Error("method '" + info.name + "' has no parameter '" + name + "' (allowed: " +
                   (allowed.empty() ? "none" : allowed) + ")");
     }
+    if (spec->draft_size && value == kAutoDraftSize) continue;
     if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value)))
       throw Error("method '" + info.name + "': " + name + " = " + std::to_string(value) + " is outside [" +
                   std::to_string(spec->min) + ", " + std::to_string(spec->max) + "]" +
-                  (spec->integer ? " or not an integer" : ""));
+                  (spec->integer ? " or not an integer" : "") + (spec->draft_size ? " (0 = auto)" : ""));
   }
+}
+
+// An auto draft size the engine did not resolve (no tuning) is the parameter's default: as if not given.
+MethodOptions without_auto_sizes(const MethodInfo& info, MethodOptions options) {
+  for (const auto& p : info.params)
+    if (p.draft_size && options.count(p.name) && options.at(p.name) == kAutoDraftSize) options.erase(p.name);
+  return options;
 }
 
 }  // namespace
@@ -46,10 +54,11 @@ double method_option(const MethodOptions& options, const MethodInfo& info, const
   throw Error("method bug: '" + info.name + "' has no parameter '" + name + "'");
 }
 
-std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources) {
+std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& requested, const MethodResources& resources) {
   for (const auto& info : method_catalog()) {
     if (info.name != name) continue;
-    check_options(info, options);
+    check_options(info, requested);
+    const MethodOptions options = without_auto_sizes(info, requested);
     if (name == "ar") return std::make_unique<ArMethod>();
     if (name == "sjd")
       return std::make_unique<SjdMethod>(static_cast<int>(method_option(options, info, "window")),

@@ -15,6 +15,9 @@ struct ParamSpec {
   double min = 0;
   double max = 0;
   bool integer = false;
+  // The method's draft size (how many tokens a verification pass holds). A request leaves it at 0, "auto": the
+  // size `speculum-cli tune` measured fastest for this bundle, weights, device and threads, else default_value.
+  bool draft_size = false;
 };
 
 struct MethodInfo {
@@ -23,7 +26,8 @@ struct MethodInfo {
   std::vector<ParamSpec> params;
 };
 
-// Method parameters by name; missing ones take their defaults.
+// Method parameters by name; missing ones take their defaults (a draft size missing or 0: auto).
 using MethodOptions = std::map<std::string, double>;
+inline constexpr double kAutoDraftSize = 0;
 
 }  // namespace speculum

@@ -12,7 +12,7 @@ MethodInfo sjd_method_info() {
       "sjd",
       "Speculative Jacobi Decoding: the target drafts for itself over a window of tokens, verified with probabilistic "
       "Jacobi acceptance and residual resampling (training-free, lossless).",
-      {{"window", "Tokens per Jacobi window (the committed token plus window - 1 drafts)", 16, 2, 64, true},
+      {{"window", "Tokens per Jacobi window (the committed token plus window - 1 drafts)", 16, 2, 64, true, true},
        {"init", "How new window slots start: 0 = the left neighbour's token (spatial prior), 1 = a random token", 0, 0,
         1, true}}};
 }

@@ -16,7 +16,7 @@ namespace {
 std::vector<ParamSpec> tree_specs(int depth, int top_k, int total_tokens) {
   return {{"depth", "Deepest draft (tokens ahead of the last committed one)", double(depth), 1, 16, true},
           {"top_k", "Children per expanded node, and nodes expanded per level", double(top_k), 1, 32, true},
-          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", double(total_tokens), 1, 128, true}};
+          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", double(total_tokens), 1, 128, true, true}};
 }
 
 // The (CFG, temperature, top-k, top-p) processed draft distributions [N, V] on the CPU of predicted features.

@@ -50,9 +50,11 @@ std::string loaded_blas() {
 
 }  // namespace
 
+std::string cpu_description() { return cpu_model() + " (" + std::to_string(std::thread::hardware_concurrency()) + " logical cores)"; }
+
 std::string describe_runtime(const std::string& device) {
   std::ostringstream s;
-  s << cpu_model() << " (" << std::thread::hardware_concurrency() << " logical cores), LibTorch " << TORCH_VERSION << ", BLAS "
+  s << cpu_description() << ", LibTorch " << TORCH_VERSION << ", BLAS "
     << loaded_blas() << ", device " << device;
   return s.str();
 }
