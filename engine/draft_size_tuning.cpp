@@ -15,6 +15,7 @@ struct Trial {
   const ParamSpec* param = nullptr;  // null for ar
   int size = 0;
   std::vector<double> ms, tokens_per_pass;
+  std::vector<std::vector<int>> images;  // each image's tokens
 };
 
 double median(std::vector<double> v) {
@@ -91,6 +92,7 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
         if (result.cancelled) throw Error("tune cancelled");
         trial->ms.push_back(result.metrics.wall_ms);
         trial->tokens_per_pass.push_back(result.metrics.mean_accepted_length());
+        trial->images.push_back(result.tokens);
         ++trial;
       } catch (const Error& e) {
         if (image > 0 || !trial->param) throw;
@@ -103,6 +105,13 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
     if (image == 0) runs = done + (params.images - 1) * static_cast<int>(trials.size());  // less the skipped sizes
   }
 
+  // A size that drew every image exactly as a smaller one did ran the same passes (MuLo-SD's rows per cycle past the
+  // grid's rows, ...): its other time is noise, so only the smaller one stays.
+  std::vector<Trial> distinct;
+  for (Trial& t : trials)
+    if (std::none_of(distinct.begin(), distinct.end(), [&](const Trial& smaller) { return smaller.method == t.method && smaller.images == t.images; }))
+      distinct.push_back(std::move(t));
+  trials = std::move(distinct);
   DraftSizeTable table;
   table.key = info.draft_size_key;
   table.bundle_name = info.name;
@@ -112,15 +121,15 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
   for (const Trial& t : trials) {
     if (!t.param) continue;
     if (table.methods.empty() || table.methods.back().method != t.method) table.methods.push_back({t.method, t.param->name, 0, {}});
-    table.methods.back().trials.push_back({t.size, median(t.ms), median(t.tokens_per_pass)});
+    MethodTuning& m = table.methods.back();
+    m.trials.push_back({t.size, median(t.ms), median(t.tokens_per_pass)});
+    if (auto_may_choose(*t.param, t.size) && (m.chosen == 0 || m.trials.back().ms_per_image < m.best().ms_per_image)) m.chosen = t.size;
   }
+  std::erase_if(table.methods, [](const MethodTuning& m) { return m.chosen == 0; });  // no size auto may take could run
   for (MethodTuning& m : table.methods) {
-    const auto fastest = std::min_element(m.trials.begin(), m.trials.end(),
-                                          [](const auto& a, const auto& b) { return a.ms_per_image < b.ms_per_image; });
-    m.chosen = fastest->size;
     if (cb.log) {
       std::ostringstream line;
-      line << "tune: " << m.method << " " << m.param << " " << m.chosen << ": " << fastest->ms_per_image << " ms/image, "
+      line << "tune: " << m.method << " " << m.param << " " << m.chosen << ": " << m.best().ms_per_image << " ms/image, "
            << table.speedup(m) << "x ar";
       cb.log(LogLevel::Info, line.str());
     }

@@ -189,6 +189,32 @@ class TestDraftSizes : public QObject {
     QCOMPARE(other->generate(request).method_options.at("window"), 16.0);
   }
 
+  void sizes_that_draw_the_same_images_as_a_smaller_one_are_dropped() {
+    auto engine = Engine::load(tiny_engine(""));
+    const int rows = engine->info().low_res_rows;
+    QVERIFY(rows > 0 && rows < 8);
+    TuneParams tune;
+    tune.methods = {"mulo"};
+    tune.images = 1;
+    const DraftSizeTable table = tune_draft_sizes(*engine, tune);
+    const MethodTuning& mulo = table.methods.at(0);
+    QVERIFY(!mulo.trials.empty());
+    // rows_per_cycle past the low-resolution grid's rows drafts the whole grid, exactly as rows_per_cycle = rows
+    for (const auto& t : mulo.trials) QVERIFY2(t.size <= rows, qPrintable(QString::number(t.size)));
+    QCOMPARE(mulo.chosen, 1);  // larger sizes change what MuLo-SD accepts: auto keeps the studied default
+  }
+
+  void auto_never_takes_a_lossy_size_past_its_limit() {
+    const std::string file = path("lossy.json");
+    DraftSizeTable table = sjd_table(4);
+    table.methods.push_back({"mulo", "rows_per_cycle", 8, {{1, 300, 4}, {8, 150, 13}}});
+    save_draft_sizes(file, table);
+    EXPECT_ERROR(read_draft_size_file(file), "tables[0].methods[1]: the chosen size 8 is past 1, the largest auto may take for 'mulo'");
+    QVERIFY(auto_may_choose(param("mulo", "rows_per_cycle"), 1));
+    QVERIFY(!auto_may_choose(param("ssd", "vertical"), 2));
+    QVERIFY(auto_may_choose(param("sjd", "window"), 64));
+  }
+
   void a_tune_refuses_what_the_bundle_cannot_run() {
     auto engine = Engine::load(tiny_engine(""));
     TuneParams tune;

@@ -242,6 +242,10 @@ class TestMainWindow : public QObject {
     table.methods[0].trials[1].ms_per_image = 160;
     form.set_draft_sizes(table, 2);
     QVERIFY2(note->text().contains("1.25× ar at window 8"), qPrintable(note->text()));
+    table.methods.push_back({"mulo", "rows_per_cycle", 1, {{1, 400, 4.0}, {8, 180, 13.0}}});
+    form.set_draft_sizes(table, 2);
+    QVERIFY(form.set_method("mulo"));
+    QVERIFY2(note->text().contains("rows_per_cycle 8 is 1.11× ar here, but changes what this lossy method draws"), qPrintable(note->text()));
     QVERIFY(form.set_method("eagle"));  // not tuned: no note, and the field says how to measure it
     QVERIFY(note->isHidden());
     form.set_draft_sizes(std::nullopt, 1);

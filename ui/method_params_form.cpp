@@ -100,12 +100,24 @@ void MethodParamsForm::rebuild() {
     note_->setVisible(tuned != nullptr);
     if (tuned) {
       const double speedup = draft_sizes_->speedup(*tuned);
-      note_->setText(speedup >= 1 ? QString("On this machine: %1 ar at %2 %3 (auto).").arg(times(speedup)).arg(QString::fromStdString(tuned->param)).arg(tuned->chosen)
-                                  : QString("<b>Slower than ar on this machine</b> at every %1 tried (best %2 at %3): its verification "
-                                            "passes cost more than the tokens they save here.")
-                                        .arg(QString::fromStdString(tuned->param))
-                                        .arg(times(speedup))
-                                        .arg(tuned->chosen));
+      const QString param = QString::fromStdString(tuned->param);
+      const double fastest = draft_sizes_->speedup(tuned->fastest());
+      if (speedup >= 1)
+        note_->setText(QString("On this machine: %1 ar at %2 %3 (auto).").arg(times(speedup)).arg(param).arg(tuned->chosen));
+      else if (fastest < 1)
+        note_->setText(QString("<b>Slower than ar on this machine</b> at every %1 tried (best %2 at %3): its verification "
+                               "passes cost more than the tokens they save here.")
+                           .arg(param)
+                           .arg(times(speedup))
+                           .arg(tuned->chosen));
+      else
+        note_->setText(QString("<b>Slower than ar on this machine</b> at the %1 auto keeps (%2 at %3). %1 %4 is %5 ar here, but "
+                               "changes what this lossy method draws: set it to trade quality for speed.")
+                           .arg(param)
+                           .arg(times(speedup))
+                           .arg(tuned->chosen)
+                           .arg(tuned->fastest().size)
+                           .arg(times(fastest)));
     }
     for (const ParamSpec& spec : m.params) {
       QString tip = QString::fromStdString(spec.help + " (default " + std::to_string(spec.default_value) + ")");

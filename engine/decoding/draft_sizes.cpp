@@ -13,6 +13,13 @@ const DraftSizeTrial& MethodTuning::best() const {
   throw Error("draft sizes of '" + method + "': the chosen " + param + " " + std::to_string(chosen) + " is not among its trials");
 }
 
+const DraftSizeTrial& MethodTuning::fastest() const {
+  if (trials.empty()) throw Error("draft sizes of '" + method + "': no trials");
+  return *std::min_element(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.ms_per_image < b.ms_per_image; });
+}
+
+bool auto_may_choose(const ParamSpec& spec, int size) { return spec.auto_max <= 0 || size <= spec.auto_max; }
+
 std::string DraftSizeKey::to_string() const {
   return weights + " weights on " + device + " with " + std::to_string(threads) + " thread(s), " + machine;
 }

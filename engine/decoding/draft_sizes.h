@@ -29,7 +29,8 @@ struct MethodTuning {
   std::string param;  // the method's draft-size parameter
   int chosen = 0;     // the size with the least ms_per_image
   std::vector<DraftSizeTrial> trials;  // sizes ascending; a size the bundle cannot run is left out
-  const DraftSizeTrial& best() const;
+  const DraftSizeTrial& best() const;     // the chosen size's trial
+  const DraftSizeTrial& fastest() const;  // differs from best() where auto may not take the fastest (ParamSpec::auto_max)
 };
 
 // What a table holds measurements for: a request on another key keeps the parameters' defaults.
@@ -53,12 +54,15 @@ struct DraftSizeTable {
   std::vector<MethodTuning> methods;
 
   const MethodTuning* find(const std::string& method) const;  // nullptr when the method was not tuned
-  double speedup(const MethodTuning& m) const { return m.best().ms_per_image > 0 ? ar_ms_per_image / m.best().ms_per_image : 0; }
+  double speedup(const DraftSizeTrial& t) const { return t.ms_per_image > 0 ? ar_ms_per_image / t.ms_per_image : 0; }
+  double speedup(const MethodTuning& m) const { return speedup(m.best()); }
 };
 
 // The draft sizes a tune tries for a parameter: its minimum, the powers of two above it up to 32 and its default,
 // within its range, ascending.
 std::vector<int> draft_size_candidates(const ParamSpec& spec);
+// Whether auto may resolve to `size` (ParamSpec::auto_max).
+bool auto_may_choose(const ParamSpec& spec, int size);
 
 // `options` with every auto draft size of the method (missing or 0) made concrete: the table's measured fastest
 // size when `table` tuned the method, else the parameter's default. Sizes the request gives stay.

@@ -18,6 +18,9 @@ struct ParamSpec {
   // The method's draft size (how many tokens a verification pass holds). A request leaves it at 0, "auto": the
   // size `speculum-cli tune` measured fastest for this bundle, weights, device and threads, else default_value.
   bool draft_size = false;
+  // A draft size whose value changes which tokens a lossy method accepts: auto never goes past this (the default,
+  // whose quality the studies measured); 0 = no limit. A tune still measures the larger sizes, for a user to pin.
+  double auto_max = 0;
 };
 
 struct MethodInfo {

@@ -19,7 +19,7 @@ MethodInfo mulo_method_info() {
             0.01, 0, 1, false},
            {"neighbours", "k: nearest codes pooled with the drafted token (0 = the token alone)", 20, 0, 1000, true},
            {"radius", "l: a rejected cell reopens the cells within l rows and columns of it in its block", 1, 0, 8, true},
-           {"rows_per_cycle", "Low-resolution rows drafted per cycle (each becomes r full-resolution rows)", 1, 1, 64, true, true},
+           {"rows_per_cycle", "Low-resolution rows drafted per cycle (each becomes r full-resolution rows)", 1, 1, 64, true, true, 1},
            {"parallel", "1 = resample the islands side by side (one target pass per island position), 0 = one cell per pass",
             1, 0, 1, true}}};
 }

@@ -16,7 +16,7 @@ MethodInfo ssd_method_info() {
           "committed (lossy for finitely many rounds).",
           {{"horizontal", "Row 0: cells drafted per chunk (at most the bundle's horizontal heads; the default is capped by them)", 5, 1, kMaxHorizontalHeads, true},
            {"vertical", "Rows drafted at once below the committed row (at most the bundle's vertical heads)", 1, 1,
-            kMaxVerticalHeads, true, true},
+            kMaxVerticalHeads, true, true, 1},
            {"rounds", "Verify-and-correct rounds per block of rows (0 = commit the drafts unverified)", 2, 0, 16, true},
            {"row0_rounds", "Verify-and-correct rounds per chunk of row 0", 1, 0, 16, true},
            {"early_stop", "1 = a round that replaces nothing ends the block's rounds and its pass commits", 1, 0, 1, true},

@@ -50,6 +50,9 @@ MethodTuning read_method(const nlohmann::json& object, const std::string& where)
   bool chosen_tried = false;
   for (const auto& t : m.trials) chosen_tried = chosen_tried || t.size == m.chosen;
   if (!chosen_tried) throw Error(where + ": the chosen size " + std::to_string(m.chosen) + " has no trial");
+  if (!auto_may_choose(*spec, m.chosen))
+    throw Error(where + ": the chosen size " + std::to_string(m.chosen) + " is past " + std::to_string(int(spec->auto_max)) +
+                ", the largest auto may take for '" + m.method + "' (larger sizes change what it draws; pin one in the request)");
   return m;
 }
 
