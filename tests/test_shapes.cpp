@@ -32,6 +32,23 @@ Scene pair(SceneObject a, SceneObject b, Relation relation) {
 class TestShapes : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  void object_shares_cover_the_objects_cells() {
+    Scene s;
+    s.objects = {SceneObject{Shape::Square, ObjectColor::Red, 32, 32, 8}};  // pixels 24..40 inclusive
+    const std::vector<float> share = object_share_per_cell(s, 16);
+    QCOMPARE(share.size(), std::size_t(256));
+    QCOMPARE(share[7 * 16 + 7], 1.0f);   // cell (7, 7): pixels 28..31, inside
+    QCOMPARE(share[0], 0.0f);            // a corner, outside
+    QCOMPARE(share[15 * 16 + 8], 0.0f);  // bottom row, outside
+    double covered = 0;
+    for (float v : share) covered += v * 16;  // 16 pixels a cell
+    QVERIFY2(std::abs(covered - 17 * 17) < 17, qPrintable(QString::number(covered)));  // the square's area, edges anti-aliased
+    s.objects.push_back(SceneObject{Shape::Circle, ObjectColor::Blue, 8, 56, 5});  // another object, far away
+    const std::vector<float> both = object_share_per_cell(s, 16);
+    for (int cell = 0; cell < 256; ++cell) QCOMPARE(both[cell] > 0 && cell / 16 < 12, share[cell] > 0);  // the square's cells stay (the circle is in rows 12..15)
+    QCOMPARE(both[14 * 16 + 2], 1.0f);  // the circle's centre cell (pixels 8..11, 56..59)
+  }
+
   void scenes_are_deterministic_per_seed() {
     for (std::uint64_t seed : {0ull, 1ull, 12345ull}) {
       const Scene a = sample_scene(seed), b = sample_scene(seed);

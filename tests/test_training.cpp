@@ -150,6 +150,44 @@ class TestTraining : public QObject {
     EXPECT_ERROR(TokenizedCorpus::load(test::bundles_dir() + "/tiny-text/target.safetensors"), "is not a tokenised corpus");
   }
 
+  void object_shares_round_trip_and_a_corpus_without_them_weighs_as_background() {
+    const std::string dir = dir_.path().toStdString();
+    TokenizedCorpus shaded = small_corpus(3), plain = small_corpus(2);
+    shaded.object_share = at::rand({3, 16});
+    shaded.save(dir + "/shaded.safetensors", 8);
+    plain.save(dir + "/plain.safetensors", 8);
+    const TokenizedCorpus back = TokenizedCorpus::load(dir + "/shaded.safetensors");
+    QVERIFY((back.object_share - shaded.object_share).abs().max().item<float>() <= 0.5f / 255 + 1e-6f);  // stored in 8 bits
+    QVERIFY(!TokenizedCorpus::load(dir + "/plain.safetensors").object_share.defined());
+    const TokenizedCorpus both = load_corpora({dir + "/plain.safetensors", dir + "/shaded.safetensors"});
+    QCOMPARE(both.object_share.size(0), 5);
+    QCOMPARE(both.object_share.narrow(0, 0, 2).abs().sum().item<float>(), 0.0f);
+    QVERIFY(at::equal(both.object_share.narrow(0, 2, 3), back.object_share));
+  }
+
+  void object_weighting_is_a_weighted_mean_of_the_token_losses() {
+    const Transformer model(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 3), at::kCPU);
+    c10::InferenceMode inference;
+    TokenizedCorpus corpus = small_corpus(2);
+    const std::vector<std::int64_t> rows = {0, 1};
+    const std::vector<bool> kept(2, false);
+    const double plain = target_loss(model, corpus, rows, kept).item<double>();
+    QCOMPARE(target_loss(model, corpus, rows, kept, 4).item<double>(), plain);  // no shares: the plain mean
+    corpus.object_share = at::ones({2, 16});
+    QVERIFY(std::abs(target_loss(model, corpus, rows, kept, 4).item<double>() - plain) < 1e-5);  // uniform weights
+    // One object token j: loss_w = (N·plain + w·ce_j) / (N + w), so every w must imply the same ce_j.
+    corpus.object_share = at::zeros({2, 16});
+    corpus.object_share[1][5] = 1;
+    const double n = 32;
+    const auto implied = [&](double w) { return ((n + w) * target_loss(model, corpus, rows, kept, w).item<double>() - n * plain) / w; };
+    const double ce_j = implied(1);
+    QVERIFY(ce_j > 0);
+    QVERIFY2(std::abs(implied(3) - ce_j) < 1e-3 && std::abs(implied(10) - ce_j) < 1e-3, qPrintable(QString::number(ce_j)));
+    const at::Tensor logits = corpus_logits(model, corpus);  // the token's own cross-entropy, computed directly
+    const double direct = -at::log_softmax(logits[1][5], -1)[corpus.codes[1][5]].item<double>();
+    QVERIFY2(std::abs(direct - ce_j) < 1e-3, qPrintable(QString("%1 vs %2").arg(direct).arg(ce_j)));
+  }
+
   void corpora_concatenate_when_their_vocabularies_agree() {
     const std::string dir = dir_.path().toStdString();
     TokenizedCorpus shapes = small_corpus(3), with_emoji = small_corpus(4), renumbered = small_corpus(2), wider = small_corpus(2);

@@ -98,6 +98,11 @@ CLI::App* add_train_commands(CLI::App& app) {
   target->add_flag("--image-positions,!--no-image-positions", g->shape.image_positions,
                    "Learned position embedding per grid cell on top of 2D RoPE")
       ->capture_default_str();
+  target->add_option("--object-weight", g->params.object_weight,
+                     "Weigh each token's loss by 1 + this x the share of its cell objects cover (a corpus tokenised with "
+                     "object shares; 0: the plain mean)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->final_callback([g] {

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cli/cli_options.h"
 #include "cli/train_shared.h"
 #include "data/image_batches.h"
+#include "data/shapes_render.h"
 #include "data/shapes_scene.h"
 #include "io/atomic_file.h"
 #include "io/bundle.h"
@@ -121,7 +123,7 @@ void add_image_training_commands(CLI::App& train) {
       c10::InferenceMode inference;
       TokenizedCorpus corpus;
       corpus.vocabulary = words;
-      std::vector<at::Tensor> codes;
+      std::vector<at::Tensor> codes, shares;  // shares: each token cell's object coverage (emoji: none, 0)
       const auto encode = [&](const at::Tensor& images) {
         const at::Tensor scaled = t->downscale == 1 ? images : at::avg_pool2d(images, {t->downscale, t->downscale});
         return vq.encode(scaled).reshape({images.size(0), -1});
@@ -129,15 +131,23 @@ void add_image_training_commands(CLI::App& train) {
       for (int i = 0; i < t->count; i += 64) {
         const int n = std::min(64, t->count - i);
         codes.push_back(encode(data::shapes_images(t->seed + i, n)));
-        for (int j = 0; j < n; ++j) corpus.words.push_back(vocabulary.encode(data::sample_scene(t->seed + i + j).caption()));
+        const int side = static_cast<int>(std::lround(std::sqrt(codes.back().size(1))));
+        for (int j = 0; j < n; ++j) {
+          const data::Scene scene = data::sample_scene(t->seed + i + j);
+          corpus.words.push_back(vocabulary.encode(scene.caption()));
+          const std::vector<float> share = data::object_share_per_cell(scene, side);
+          shares.push_back(at::tensor(share, at::kFloat).unsqueeze(0));
+        }
         if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
       }
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(emoji.captions.size()); ++i) {
         if ((i % 16 == 0) != t->emoji_held_out) continue;
         codes.push_back(encode(emoji.images.narrow(0, i, 1)));
+        shares.push_back(at::zeros({1, codes.back().size(1)}, at::kFloat));
         corpus.words.push_back(vocabulary.encode(emoji.captions[i]));
       }
       corpus.codes = at::cat(codes);
+      corpus.object_share = at::cat(shares);
       corpus.save(t->out, 16);
       std::cout << "wrote " << t->out << " (" << corpus.size() << " images x " << corpus.codes.size(1) << " tokens)\n";
     });

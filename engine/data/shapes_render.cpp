@@ -45,8 +45,7 @@ void paint_background(cv::Mat& image, const Scene& scene) {
   }
 }
 
-void paint_object(cv::Mat& image, const SceneObject& o) {
-  const cv::Scalar color = to_scalar(object_palette()[static_cast<int>(o.color)]);
+void paint_object(cv::Mat& image, const SceneObject& o, const cv::Scalar& color) {
   const int r = o.half_extent;
   switch (o.shape) {
     case Shape::Circle: cv::circle(image, {o.cx, o.cy}, r, color, cv::FILLED, cv::LINE_AA); break;
@@ -75,8 +74,19 @@ void paint_object(cv::Mat& image, const SceneObject& o) {
 cv::Mat render_scene(const Scene& scene) {
   cv::Mat image(kShapesImageSize, kShapesImageSize, CV_8UC3);
   paint_background(image, scene);
-  for (const auto& o : scene.objects) paint_object(image, o);
+  for (const auto& o : scene.objects) paint_object(image, o, to_scalar(object_palette()[static_cast<int>(o.color)]));
   return image;
+}
+
+std::vector<float> object_share_per_cell(const Scene& scene, int grid) {
+  cv::Mat mask = cv::Mat::zeros(kShapesImageSize, kShapesImageSize, CV_8UC1);
+  for (const auto& o : scene.objects) paint_object(mask, o, cv::Scalar(255));
+  cv::Mat cells;
+  cv::resize(mask, cells, {grid, grid}, 0, 0, cv::INTER_AREA);  // each cell's mean coverage
+  std::vector<float> share(static_cast<std::size_t>(grid) * grid);
+  for (int y = 0; y < grid; ++y)
+    for (int x = 0; x < grid; ++x) share[static_cast<std::size_t>(y) * grid + x] = cells.at<std::uint8_t>(y, x) / 255.0f;
+  return share;
 }
 
 }  // namespace speculum::data

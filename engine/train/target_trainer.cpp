@@ -23,7 +23,9 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
   }
   std::string joined;
   for (const auto& w : vocabulary) joined += (joined.empty() ? "" : "\n") + w;
-  save_tensors(path, {{"codes", codes.to(at::kInt)}, {"words", word_table}}, DType::F32, {{"vocabulary", joined}});
+  TensorMap tensors = {{"codes", codes.to(at::kInt)}, {"words", word_table}};
+  if (object_share.defined()) tensors["object_share"] = (object_share * 255).round().clamp(0, 255).to(at::kByte);
+  save_tensors(path, tensors, DType::F32, {{"vocabulary", joined}});
 }
 
 TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
@@ -38,6 +40,11 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   };
   TokenizedCorpus corpus;
   corpus.codes = view(codes).to(at::kLong);
+  if (const TensorInfo* share = file.find("object_share")) {
+    if (share->dtype != DType::U8 || share->shape != codes->shape)
+      throw Error("'" + path + "': 'object_share' must be U8 of the shape of 'codes' " + shape_to_string(codes->shape));
+    corpus.object_share = at::from_blob(const_cast<std::uint8_t*>(file.data(*share)), share->shape, at::kByte).to(at::kFloat) / 255;
+  }
   if (const auto it = file.metadata().find("vocabulary"); it != file.metadata().end()) {
     std::istringstream lines(it->second);
     for (std::string w; std::getline(lines, w);) corpus.vocabulary.push_back(w);
@@ -55,7 +62,8 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
 TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
   if (paths.empty()) throw Error("no training corpus given");
   TokenizedCorpus all;
-  std::vector<at::Tensor> codes;
+  std::vector<at::Tensor> codes, shares;
+  bool any_share = false;
   for (const auto& path : paths) {
     TokenizedCorpus part = TokenizedCorpus::load(path);
     if (!codes.empty() && part.codes.size(1) != codes.front().size(1))
@@ -67,9 +75,12 @@ TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
                     ": '" + part.vocabulary[i] + "' vs '" + all.vocabulary[i] + "')");
     if (part.vocabulary.size() > all.vocabulary.size()) all.vocabulary = part.vocabulary;
     codes.push_back(part.codes);
+    shares.push_back(part.object_share.defined() ? part.object_share : at::zeros(part.codes.sizes(), at::kFloat));
+    any_share = any_share || part.object_share.defined();
     for (auto& w : part.words) all.words.push_back(std::move(w));
   }
   all.codes = at::cat(codes);
+  if (any_share) all.object_share = at::cat(shares);  // a corpus without shares weighs as background
   return all;
 }
 
@@ -107,9 +118,15 @@ std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const
 }  // namespace
 
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption) {
+                       const std::vector<bool>& null_caption, double object_weight) {
   const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
-  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
+  if (object_weight <= 0 || !corpus.object_share.defined())
+    return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
+  const at::Tensor per_token = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}), {},
+                                                      at::Reduction::None);
+  const at::Tensor weights =
+      (1 + object_weight * corpus.object_share.index_select(0, at::tensor(rows, at::kLong))).reshape({-1}).to(per_token.device());
+  return (per_token * weights).sum() / weights.sum();
 }
 
 at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
@@ -243,7 +260,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
-    const at::Tensor loss = target_loss(model, corpus, rows, dropped);
+    const at::Tensor loss = target_loss(model, corpus, rows, dropped, params.object_weight);
     optimizer.zero_grad();
     loss.backward();
     const double grad_norm = clip_gradients(parameters, params.grad_clip);

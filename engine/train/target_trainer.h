@@ -17,9 +17,11 @@
 namespace speculum {
 
 // Images as VQ codes with their captions as text-vocabulary ids; stored as safetensors
-// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata "vocabulary").
+// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata "vocabulary", and optionally
+// "object_share" U8 [N, tokens]: 255 x the share of each token's cell the scene's objects cover).
 struct TokenizedCorpus {
   at::Tensor codes;  // [N, tokens] int64
+  at::Tensor object_share;  // [N, tokens] float 0..1, or undefined (a corpus tokenised before it existed); emoji rows 0
   std::vector<std::vector<int>> words;
   std::vector<std::string> vocabulary;  // word of each id (stored in the file's metadata)
 
@@ -58,14 +60,18 @@ struct TargetTrainParams {
   // A new run starts from this run folder's checkpoint (EMA weights if present) for every tensor both
   // models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
   std::string init_from;
+  // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
+  // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
+  double object_weight = 0;
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
   at::Device device = at::kCPU;  // where the model, its EMA and the optimizer state live; checkpoints are device-free
 };
 
-// Mean next-token cross-entropy (nats) of the images `rows` of the corpus.
+// Mean next-token cross-entropy (nats) of the images `rows` of the corpus; with object_weight > 0, the mean weighted by
+// 1 + object_weight x each token's object share (TargetTrainParams::object_weight).
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption);
+                       const std::vector<bool>& null_caption, double object_weight = 0);
 
 // Entropy (nats) of the target's conditional next-token distribution at every image position of the
 // corpus images `rows`, teacher-forced on their true tokens: [rows, tokens] on the CPU.
