@@ -521,4 +521,9 @@ GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& 
 
 const std::vector<MethodInfo>& available_methods() { return method_catalog(); }
 
+void check_request(const GenerateParams& params) {
+  params.sampling.validate();
+  check_method_options(params.method, params.method_options);
+}
+
 }  // namespace speculum

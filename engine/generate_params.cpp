@@ -1,7 +1,9 @@
 // GenerateParams and EngineParams: printing and the JSON form that PNGs and traces carry.
+#include <algorithm>
 #include <sstream>
 
 #include "io/json_fields.h"
+#include "io/limits.h"
 #include "io/sampling_fields.h"
 #include "speculum.h"
 
@@ -35,6 +37,18 @@ std::string GenerateParams::to_json() const {
   return j.dump();
 }
 
+namespace {
+
+// A method or option name: what a user could have typed (printable, one line, at most kMaxLabelChars).
+void check_label(const std::string& label, const char* what) {
+  const bool printable = std::all_of(label.begin(), label.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
+  if (label.empty() || label.size() > limits::kMaxLabelChars || !printable)
+    throw Error(std::string("generation parameters: the ") + what + " '" + short_text(label) + "' is empty, longer than " +
+                std::to_string(limits::kMaxLabelChars) + " characters or not printable");
+}
+
+}  // namespace
+
 GenerateParams GenerateParams::from_json(const std::string& json) {
   const nlohmann::json doc = parse_untrusted_json(json, "generation parameters", 4);
   const JsonFields f(doc, "generation parameters");
@@ -45,9 +59,13 @@ GenerateParams GenerateParams::from_json(const std::string& json) {
     if (!doc["seed"].is_number_unsigned()) throw Error("generation parameters: field 'seed' must be a non-negative integer");
     p.seed = doc["seed"].get<std::uint64_t>();
   }
+  if (p.class_id < -1) throw Error("generation parameters: field 'class_id' must be -1 (none) or a class id >= 0");
   p.method = f.has("method") ? f.string("method") : "ar";
+  check_label(p.method, "method");
   if (f.has("method_options")) {
+    if (!doc["method_options"].is_object()) throw Error("generation parameters: field 'method_options' must be an object");
     for (const auto& [name, value] : doc["method_options"].items()) {
+      check_label(name, "method option name");
       if (value == "auto") {
         p.method_options[name] = kAutoDraftSize;
         continue;
@@ -57,6 +75,11 @@ GenerateParams GenerateParams::from_json(const std::string& json) {
     }
   }
   p.sampling = read_sampling_fields(f, p.sampling);
+  try {
+    p.sampling.validate();
+  } catch (const Error& e) {
+    throw Error(std::string("generation parameters: ") + e.what());
+  }
   return p;
 }
 

@@ -172,6 +172,10 @@ class Engine {
 
 const std::vector<MethodInfo>& available_methods();
 
+// What generate() checks of a request before any bundle is involved: sampling ranges, a known method, its options'
+// names and ranges. Throws Error naming the field. For requests read back from files (a PNG's, a trace's).
+void check_request(const GenerateParams& params);
+
 // Measures each method's draft size on this engine (bundle, weights, device, threads): every candidate size
 // (draft_size_candidates) and `ar` run the same images, interleaved image by image so that drift in the machine's
 // speed falls on all alike; a size's cost is its median ms per image, the chosen size the cheapest. The cost curve

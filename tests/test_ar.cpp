@@ -204,6 +204,20 @@ class TestAr : public QObject {
     QCOMPARE(restored.to_json(), p.to_json());
     QCOMPARE(text_->generate(restored).tokens, r.tokens);
     EXPECT_ERROR(GenerateParams::from_json(R"({"seed": -3})"), "field 'seed' must be a non-negative integer");
+    // A request read back is checked where it is read: what no run could have written is refused, naming the field.
+    EXPECT_ERROR(GenerateParams::from_json(R"({"top_p": 2})"), "generation parameters: top-p must be in (0, 1], got 2");
+    EXPECT_ERROR(GenerateParams::from_json(R"({"cfg": -1})"), "generation parameters: cfg must be in [0, 100]");
+    EXPECT_ERROR(GenerateParams::from_json(R"({"temperature": -0.5})"), "temperature must be in [0, 100]");
+    EXPECT_ERROR(GenerateParams::from_json(R"({"class_id": -7})"), "field 'class_id' must be -1 (none) or a class id >= 0");
+    EXPECT_ERROR(GenerateParams::from_json(R"({"method": ""})"), "the method '' is empty");
+    EXPECT_ERROR(GenerateParams::from_json("{\"method\": \"" + std::string(300, 'x') + "\"}"), "longer than 256 characters");
+    EXPECT_ERROR(GenerateParams::from_json(R"({"method": "sjd", "method_options": [1, 2]})"), "'method_options' must be an object");
+    EXPECT_ERROR(check_request(GenerateParams::from_json(R"({"method": "beam"})")), "unknown method 'beam' (available: ar,");
+    EXPECT_ERROR(check_request(GenerateParams::from_json(R"({"method": "sjd", "method_options": {"window": 900}})")),
+                 "window = 900.000000 is outside [2.000000, 64.000000]");
+    EXPECT_ERROR(check_request(GenerateParams::from_json(R"({"method": "ar", "method_options": {"depth": 3}})")),
+                 "method 'ar' has no parameter 'depth'");
+    check_request(restored);  // what a run wrote passes
     EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/missing.png"), "not a readable image");
   }
 

@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 
 #include "canvas_widget.h"
+#include "common/png_export.h"
 #include "cell_panel.h"
 #include "comparison_view.h"
 #include "frame_composer.h"
@@ -206,6 +207,12 @@ class TestMainWindow : public QObject {
     QCOMPARE(restored.seed, std::uint64_t(42));
     QVERIFY(!other->open_file(path("missing.png")));
     QVERIFY2(other->status_text().contains("missing.png"), qPrintable(other->status_text()));
+    // A PNG whose request no run could have written is refused whole: the panel keeps what it had.
+    app::write_png(path("bad.png").toStdString(), w->final_image(),
+                   {{app::kParametersKey, R"({"prompt": "two red stars", "method": "sjd", "top_p": 1, "method_options": {"window": 900}})"}});
+    QVERIFY(!other->open_file(path("bad.png")));
+    QVERIFY2(other->status_text().contains("window = 900"), qPrintable(other->status_text()));
+    QCOMPARE(other->request_panel()->request().prompt, std::string("a yellow triangle on a teal background"));
     // PNG export at x8: every pixel a sharp 8x8 block.
     const auto scale_action = [&](const QString& text) {
       for (QAction* a : w->findChildren<QAction*>())

@@ -125,7 +125,7 @@ class TestMalformed : public QObject {
             const auto text = app::read_png_text(path);
             const auto it = text.find(app::kParametersKey);
             if (it == text.end()) throw Error("'" + path + "' has no Speculum parameters");
-            GenerateParams::from_json(it->second);
+            check_request(GenerateParams::from_json(it->second));  // read, then checked as the window checks it
           },
           "", &message));
     } else if (kind == "checkpoints") {  // torch.save files, as `convert llamagen` reads them

@@ -760,7 +760,9 @@ bool MainWindow::open_file(const QString& path) {
       const auto text = app::read_png_text(path.toStdString());
       const auto it = text.find(app::kParametersKey);
       if (it == text.end()) throw Error("'" + path.toStdString() + "' has no Speculum parameters (not written by Speculum)");
-      last_request_ = GenerateParams::from_json(it->second);
+      const GenerateParams request = GenerateParams::from_json(it->second);
+      check_request(request);  // a request no run could have written is refused, not restored half-way
+      last_request_ = request;
       request_->apply(last_request_);
       timeline_ = Timeline();
       set_run_contents({});
@@ -778,7 +780,9 @@ bool MainWindow::open_file(const QString& path) {
           report(QString("The trace's grid is %1x%2, this model's is %3x%4: showing cell states without the image")
                      .arg(begin.grid_rows).arg(begin.grid_cols).arg(engine_->info().grid_rows).arg(engine_->info().grid_cols));
         try {
-          last_request_ = GenerateParams::from_json(begin.params_json);
+          const GenerateParams request = GenerateParams::from_json(begin.params_json);
+          check_request(request);
+          last_request_ = request;
           request_->apply(last_request_);
         } catch (const Error&) {
           // A trace from another tool: replay it without restoring the request.

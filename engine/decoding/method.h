@@ -25,6 +25,8 @@ const std::vector<MethodInfo>& method_catalog();
 double method_option(const MethodOptions& options, const MethodInfo& info, const std::string& name);
 // Validates `options` against the method's ParamSpecs (unknown names and out-of-range values are errors)
 // and that `resources` hold what the method needs (its drafter, calibrated bounds), naming what is missing.
+// Throws Error for an unknown method (listing the known ones), an unknown option or one outside its range.
+void check_method_options(const std::string& method, const MethodOptions& options);
 std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources);
 
 }  // namespace speculum

@@ -7,6 +7,7 @@
 #include "decoding/tree_method.h"
 #include "decoding/method.h"
 #include "error.h"
+#include "io/json_fields.h"
 
 namespace speculum {
 
@@ -45,6 +46,12 @@ MethodOptions without_auto_sizes(const MethodInfo& info, MethodOptions options) 
   return options;
 }
 
+[[noreturn]] void throw_unknown_method(const std::string& name) {
+  std::string allowed;
+  for (const auto& info : method_catalog()) allowed += (allowed.empty() ? "" : ", ") + info.name;
+  throw Error("unknown method '" + short_text(name) + "' (available: " + allowed + ")");
+}
+
 }  // namespace
 
 double method_option(const MethodOptions& options, const MethodInfo& info, const std::string& name) {
@@ -67,9 +74,13 @@ std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions
     if (name == "mulo") return make_mulo_method(options, resources);
     return make_tree_method(name, options, resources);
   }
-  std::string allowed;
-  for (const auto& info : method_catalog()) allowed += (allowed.empty() ? "" : ", ") + info.name;
-  throw Error("unknown method '" + name + "' (available: " + allowed + ")");
+  throw_unknown_method(name);
+}
+
+void check_method_options(const std::string& method, const MethodOptions& options) {
+  for (const auto& info : method_catalog())
+    if (info.name == method) return check_options(info, options);
+  throw_unknown_method(method);
 }
 
 }  // namespace speculum
