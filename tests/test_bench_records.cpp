@@ -174,6 +174,28 @@ class TestBenchRecords : public QObject {
     doc["images"][0]["method"] = "eagle";
     QVERIFY(test::throws_error_containing([&] { bench_run_from_json(doc, "x.json"); }, "names a prompt or method the run does not have"));
     QVERIFY(test::throws_error_containing([&] { bench_run_from_json(nlohmann::json::object(), "x.json"); }, "field 'format' is missing"));
+    // Counts and times that no run could have written are refused where they are read, naming the image and field.
+    const auto refused = [&](const std::function<void(nlohmann::json&)>& change, const std::string& fragment) {
+      nlohmann::json bad = bench_run_to_json(run);
+      change(bad["images"][1]);
+      return test::throws_error_containing([&] { bench_run_from_json(bad, "x.json"); }, fragment);
+    };
+    QVERIFY(refused([](nlohmann::json& i) { i["accepted"] = i["drafted"].get<long>() + 1; }, "x.json: images[1]: fields 'drafted'"));
+    QVERIFY(refused([](nlohmann::json& i) { i["drafted"] = -4; }, "must be counts with accepted <= drafted"));
+    QVERIFY(refused([](nlohmann::json& i) { i["tokens"] = 0; }, "images[1]: field 'tokens' must be in [1, 16384]"));
+    QVERIFY(refused([](nlohmann::json& i) { i["nfe"] = 0; }, "field 'nfe' must be at least 1"));
+    QVERIFY(refused([](nlohmann::json& i) { i["wall_ms"] = -1.0; }, "field 'wall_ms' must be a time in ms (> 0)"));
+    QVERIFY(refused([](nlohmann::json& i) { i["draft_ms"] = -0.5; }, "field 'draft_ms' must be a time in ms (>= 0)"));
+    QVERIFY(refused([&](nlohmann::json& i) { i["seed"] = run.seeds; }, "is outside the run's seeds"));
+    QVERIFY(refused([](nlohmann::json& i) { i["passed"] = 1; i["checked"] = 0; }, "passed only when checked"));
+    QVERIFY(refused([](nlohmann::json& i) { i["same_as_ar"] = i["tokens"].get<int>() + 1; }, "'same_as_ar' must be a count"));
+    QVERIFY(refused([](nlohmann::json& i) { i["accepted_at"] = nlohmann::json::array({1}); i["drafted_at"] = nlohmann::json::array({1, 2}); },
+                    "differ in length"));
+    nlohmann::json mixed = bench_run_to_json(run);
+    mixed["images"][0]["features"] = std::vector<float>(4, 0.5f);
+    mixed["images"][1]["features"] = std::vector<float>(3, 0.5f);
+    QVERIFY(test::throws_error_containing([&] { bench_run_from_json(mixed, "x.json"); },
+                                          "images[1]: field 'features' has 3 values, an earlier image's 4"));
   }
 
   // An interrupted run keeps the prompt x seed pairs every method finished; the half-measured pair is redone.

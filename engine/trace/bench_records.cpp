@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "io/json_fields.h"
+#include "io/limits.h"
 #include "trace/frechet_distance.h"
 
 namespace speculum {
@@ -80,6 +81,36 @@ json bench_run_to_json(const BenchRun& run) {
           {"shards", run.shards}, {"reference", {{"what", run.reference}, {"features", run.reference_features}}}, {"grid", run.grid}, {"images", images}};
 }
 
+namespace {
+
+// What one image's record can hold, checked where it is read: a table is only as good as its rows.
+void check_image_counts(const BenchImage& b, const BenchRun& run, const std::string& at) {
+  const auto fail = [&](const std::string& what) { throw Error(at + ": " + what); };
+  const int max_tokens = limits::kMaxGridSide * limits::kMaxGridSide;
+  if (b.seed >= static_cast<std::uint64_t>(run.seeds))
+    fail("field 'seed' (" + std::to_string(b.seed) + ") is outside the run's seeds 0.." + std::to_string(run.seeds - 1));
+  if (b.tokens < 1 || b.tokens > max_tokens) fail("field 'tokens' must be in [1, " + std::to_string(max_tokens) + "]");
+  if (b.nfe < 1 || b.nfe > limits::kMaxStepPasses * max_tokens) fail("field 'nfe' must be at least 1");
+  if (b.drafted < 0 || b.accepted < 0 || b.accepted > b.drafted)
+    fail("fields 'drafted' (" + std::to_string(b.drafted) + ") and 'accepted' (" + std::to_string(b.accepted) +
+         ") must be counts with accepted <= drafted");
+  if (b.drafted_at.size() != b.accepted_at.size()) fail("fields 'drafted_at' and 'accepted_at' differ in length");
+  for (std::size_t k = 0; k < b.drafted_at.size(); ++k)
+    if (b.drafted_at[k] < 0 || b.accepted_at[k] < 0 || b.accepted_at[k] > b.drafted_at[k])
+      fail("draft position " + std::to_string(k) + ": 'accepted_at' must be a count at most 'drafted_at'");
+  for (const auto& [name, ms] : {std::pair{"wall_ms", b.wall_ms}, {"forward_ms", b.forward_ms}, {"draft_ms", b.draft_ms}})
+    if (!std::isfinite(ms) || ms < 0 || (ms == 0 && std::string(name) == "wall_ms"))
+      fail(std::string("field '") + name + "' must be a time in ms (" + (std::string(name) == "wall_ms" ? "> 0" : ">= 0") + ")");
+  if (b.same_as_ar < 0 || b.same_as_ar > b.tokens) fail("field 'same_as_ar' must be a count of the image's tokens");
+  if (b.checked < 0 || b.checked > 1 || b.passed < 0 || b.passed > b.checked)
+    fail("fields 'checked' and 'passed' must be 0 or 1, passed only when checked");
+  if (!b.features.empty() && !run.reference_features.empty() && b.features.size() != run.reference_features.front().size())
+    fail("field 'features' has " + std::to_string(b.features.size()) + " values; the reference's have " +
+         std::to_string(run.reference_features.front().size()));
+}
+
+}  // namespace
+
 BenchRun bench_run_from_json(const json& doc, const std::string& where) {
   if (field<std::string>(doc, "format", where) != "speculum-bench/1")
     throw Error(where + ": format is not 'speculum-bench/1' (not a bench result)");
@@ -125,6 +156,11 @@ BenchRun bench_run_from_json(const json& doc, const std::string& where) {
     if (b.prompt_index < 0 || b.prompt_index >= static_cast<int>(run.prompts.size()) ||
         std::find(run.methods.begin(), run.methods.end(), b.method) == run.methods.end())
       throw Error(at + ": names a prompt or method the run does not have");
+    check_image_counts(b, run, at);
+    for (const BenchImage& earlier : run.images)  // one feature network per run: one length
+      if (!b.features.empty() && !earlier.features.empty() && earlier.features.size() != b.features.size())
+        throw Error(at + ": field 'features' has " + std::to_string(b.features.size()) + " values, an earlier image's " +
+                    std::to_string(earlier.features.size()));
     run.images.push_back(std::move(b));
   }
   return run;
