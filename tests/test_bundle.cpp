@@ -120,6 +120,16 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "file truncated?");
   }
 
+  void class_names_are_non_empty_printable_and_unique() {
+    const std::string dir = fresh_bundle("class");
+    edit_manifest(dir, [](auto& j) { j["condition"]["classes"][3] = j["condition"]["classes"][1]; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "condition.classes[3] 'square' repeats condition.classes[1]");
+    edit_manifest(dir, [](auto& j) { j["condition"]["classes"][3] = ""; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "condition.classes[3] is empty");
+    edit_manifest(dir, [](auto& j) { j["condition"]["classes"][3] = "great white shark"; });  // spaces are fine in a class
+    QCOMPARE(Engine::load(params_for(dir))->info().classes[3], std::string("great white shark"));
+  }
+
   void manifest_field_errors() {
     const std::string dir = fresh_bundle();
     edit_manifest(dir, [](auto& j) { j["target"]["n_layer"] = "two"; });

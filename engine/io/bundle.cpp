@@ -26,6 +26,24 @@ std::string bundle_file(const JsonFields& section, const std::string& key, const
   return name;
 }
 
+// Names a user types to pick a class or a word: each non-empty, printable, unique; a word also without spaces
+// (prompts are split at spaces, so such a word could never be typed).
+void check_names(const std::vector<std::string>& names, const std::string& field, bool words, const std::string& path) {
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string at = path + ": " + field + "[" + std::to_string(i) + "]";
+    const std::string& name = names[i];
+    if (name.empty()) throw Error(at + " is empty");
+    for (const char c : name) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) throw Error(at + " '" + short_text(name) + "' holds a control character");
+      if (words && c == ' ') throw Error(at + " '" + short_text(name) + "' holds a space (a prompt's words are split at spaces)");
+    }
+    if (const auto [it, fresh] = seen.emplace(name, i); !fresh)
+      throw Error(at + " '" + short_text(name) + "' repeats " + field + "[" + std::to_string(it->second) + "]");
+  }
+}
+
 }  // namespace
 
 VqConfig read_tokenizer_section(const JsonFields& tok) {
@@ -75,6 +93,8 @@ BundleManifest read_manifest(const std::string& dir) {
   g.n_layer = tgt.integer("n_layer");
   g.n_head = tgt.integer("n_head");
   g.ffn_dim = tgt.integer("ffn_dim", 0);
+  if (g.ffn_dim < 0 || g.ffn_dim > 1 << 20)
+    throw Error(path + ": field 'target.ffn_dim' is " + std::to_string(g.ffn_dim) + " (allowed: 1..1048576, or 0 / absent for LlamaGen's rule)");
   g.vocab_size = tgt.integer("vocab_size");
   g.rope_base = tgt.number("rope_base", 10000.0);
   g.norm_eps = tgt.number("norm_eps", 1e-5);
@@ -88,6 +108,7 @@ BundleManifest read_manifest(const std::string& dir) {
   if (kind == "class") {
     g.condition = ConditionKind::Class;
     m.classes = cond.strings("classes");
+    check_names(m.classes, "condition.classes", false, path);
     g.num_classes = static_cast<int>(m.classes.size());
     g.class_null_row = cond.boolean("null_class", true);
     g.cls_token_num = 1;
@@ -97,6 +118,7 @@ BundleManifest read_manifest(const std::string& dir) {
     if (m.text_vocab.size() > static_cast<std::size_t>(limits::kMaxVocab))
       throw Error(path + ": condition.vocab holds " + std::to_string(m.text_vocab.size()) + " words (the vocabulary limit is " +
                   std::to_string(limits::kMaxVocab) + ")");
+    check_names(m.text_vocab, "condition.vocab", true, path);
     g.text_vocab_size = static_cast<int>(m.text_vocab.size());
     g.cls_token_num = cond.integer("max_words");
     g.caption_dim = tgt.integer("caption_dim");
