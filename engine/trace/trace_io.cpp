@@ -104,10 +104,37 @@ std::string event_to_json_line(const Event& event) {
   return j.dump();
 }
 
+namespace {
+
+// The events' integer fields (ids, counts, steps, cells): nlohmann would truncate 1.5 to 1 and wrap 2^40 silently.
+constexpr const char* kIntegerFields[] = {"grid_rows", "grid_cols", "vocab_size", "low_res_rows", "low_res_cols", "step",
+                                          "fwd_passes_total", "round", "cells", "tokens", "tree_parent", "tree_depth",
+                                          "nodes", "old_tokens", "new_tokens", "island_id", "radius", "kv_begin",
+                                          "kv_end", "top_tokens", "to_len", "committed_cells", "fwd_passes_step", "nfe"};
+
+void check_integers(const nlohmann::json& value, const char* field) {
+  if (value.is_array()) {
+    for (const auto& element : value) check_integers(element, field);
+    return;
+  }
+  if (!value.is_number()) return;  // a wrong type is named where the field is read
+  const bool exact = value.is_number_integer() &&
+                     (value.is_number_unsigned() ? value.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<int>::max())
+                                                 : value.get<std::int64_t>() >= std::numeric_limits<int>::min() &&
+                                                       value.get<std::int64_t>() <= std::numeric_limits<int>::max());
+  if (!exact)
+    throw Error(std::string("field '") + field + "' must hold whole numbers from " + std::to_string(std::numeric_limits<int>::min()) +
+                " to " + std::to_string(std::numeric_limits<int>::max()) + ", got " + short_text(value.dump(), 24));
+}
+
+}  // namespace
+
 Event event_from_json_line(const std::string& line) {
   const nlohmann::json j = parse_untrusted_json(line, "the line", limits::kMaxTraceLineDepth);
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
     throw Error("an event must be a JSON object with a string field 'type'");
+  for (const char* field : kIntegerFields)
+    if (j.contains(field)) check_integers(j[field], field);
   const auto type = short_text(j["type"].get<std::string>());
   for (std::size_t i = 0; i < std::size(kTypeNames); ++i) {
     if (type != kTypeNames[i]) continue;
