@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "io/draft_size_file.h"
+#include "trace/bench_records.h"
 #include "speculum.h"
 
 namespace speculum {
@@ -17,19 +18,6 @@ struct Trial {
   std::vector<double> ms, tokens_per_pass;
   std::vector<std::vector<int>> images;  // each image's tokens
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-const ParamSpec* draft_size_param(const std::string& method) {
-  for (const MethodInfo& m : available_methods())
-    if (m.name == method)
-      for (const ParamSpec& p : m.params)
-        if (p.draft_size) return &p;
-  return nullptr;
-}
 
 std::vector<Trial> trials_for(const ModelInfo& info, const TuneParams& params) {
   std::vector<std::string> methods = params.methods;
@@ -117,12 +105,12 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
   table.bundle_name = info.name;
   table.measured_at = utc_now();
   table.images = params.images;
-  table.ar_ms_per_image = median(trials.front().ms);
+  table.ar_ms_per_image = spread_of(trials.front().ms).median;
   for (const Trial& t : trials) {
     if (!t.param) continue;
     if (table.methods.empty() || table.methods.back().method != t.method) table.methods.push_back({t.method, t.param->name, 0, {}});
     MethodTuning& m = table.methods.back();
-    m.trials.push_back({t.size, median(t.ms), median(t.tokens_per_pass)});
+    m.trials.push_back({t.size, spread_of(t.ms).median, spread_of(t.tokens_per_pass).median});
     if (auto_may_choose(*t.param, t.size) && (m.chosen == 0 || m.trials.back().ms_per_image < m.best().ms_per_image)) m.chosen = t.size;
   }
   std::erase_if(table.methods, [](const MethodTuning& m) { return m.chosen == 0; });  // no size auto may take could run

@@ -10,10 +10,8 @@ namespace speculum::cli {
 namespace {
 
 bool beyond_auto(const MethodTuning& m, const DraftSizeTrial& trial) {
-  for (const MethodInfo& info : available_methods())
-    for (const ParamSpec& p : info.params)
-      if (info.name == m.method && p.name == m.param) return !auto_may_choose(p, trial.size);
-  return false;
+  const ParamSpec* param = draft_size_param(m.method);
+  return param && !auto_may_choose(*param, trial.size);
 }
 
 void print_table(const DraftSizeTable& t) {

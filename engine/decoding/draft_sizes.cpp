@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decoding/method.h"
 #include "error.h"
 
 namespace speculum {
@@ -16,6 +17,14 @@ const DraftSizeTrial& MethodTuning::best() const {
 const DraftSizeTrial& MethodTuning::fastest() const {
   if (trials.empty()) throw Error("draft sizes of '" + method + "': no trials");
   return *std::min_element(trials.begin(), trials.end(), [](const auto& a, const auto& b) { return a.ms_per_image < b.ms_per_image; });
+}
+
+const ParamSpec* draft_size_param(const std::string& method) {
+  for (const MethodInfo& m : method_catalog())
+    if (m.name == method)
+      for (const ParamSpec& p : m.params)
+        if (p.draft_size) return &p;
+  return nullptr;
 }
 
 bool auto_may_choose(const ParamSpec& spec, int size) { return spec.auto_max <= 0 || size <= spec.auto_max; }

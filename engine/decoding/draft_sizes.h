@@ -61,6 +61,8 @@ struct DraftSizeTable {
 // The draft sizes a tune tries for a parameter: its minimum, the powers of two above it up to 32 and its default,
 // within its range, ascending.
 std::vector<int> draft_size_candidates(const ParamSpec& spec);
+// The method's draft-size parameter; nullptr for an unknown method or one without (ar).
+const ParamSpec* draft_size_param(const std::string& method);
 // Whether auto may resolve to `size` (ParamSpec::auto_max).
 bool auto_may_choose(const ParamSpec& spec, int size);
 

@@ -1,39 +1,23 @@
 #include "io/bundle_fingerprint.h"
 
-#include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "error.h"
+#include "io/fnv1a.h"
 
 namespace speculum {
 namespace {
 
 constexpr std::streamoff kHashedEnds = 64 << 10;
 
-class Fnv1a {
- public:
-  void add(const char* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) hash_ = (hash_ ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
-  }
-  void add(const std::string& s) { add(s.data(), s.size() + 1); }  // with its terminator: "ab"+"c" != "a"+"bc"
-  std::string hex() const {
-    char out[17];
-    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash_));
-    return out;
-  }
-
- private:
-  std::uint64_t hash_ = 14695981039346656037ull;
-};
-
 void add_file(Fnv1a& hash, const std::string& path, bool whole) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "' to fingerprint its bundle");
   const std::streamoff size = static_cast<std::streamoff>(std::filesystem::file_size(path));
-  hash.add(std::filesystem::path(path).filename().string() + ":" + std::to_string(size));
+  const std::string name = std::filesystem::path(path).filename().string() + ":" + std::to_string(size);
+  hash.add(name.c_str(), name.size() + 1);  // with its terminator: "ab"+"c" differs from "a"+"bc"
   std::vector<char> buffer;
   const auto add_range = [&](std::streamoff from, std::streamoff count) {
     buffer.resize(static_cast<std::size_t>(count));

@@ -1,5 +1,6 @@
 #include "io/draft_size_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -29,14 +30,10 @@ double non_negative(const JsonFields& f, const std::string& key, const std::stri
 MethodTuning read_method(const nlohmann::json& object, const std::string& where) {
   const JsonFields f(object, where);
   MethodTuning m{f.string("method"), f.string("param"), f.integer("chosen"), {}};
-  const MethodInfo* info = nullptr;
-  for (const auto& candidate : method_catalog())
-    if (candidate.name == m.method) info = &candidate;
-  if (!info) throw Error(where + ": unknown method '" + short_text(m.method) + "'");
-  const ParamSpec* spec = nullptr;
-  for (const auto& p : info->params)
-    if (p.name == m.param && p.draft_size) spec = &p;
-  if (!spec) throw Error(where + ": '" + short_text(m.param) + "' is not the draft size of method '" + m.method + "'");
+  const bool known = std::any_of(method_catalog().begin(), method_catalog().end(), [&](const MethodInfo& i) { return i.name == m.method; });
+  if (!known) throw Error(where + ": unknown method '" + short_text(m.method) + "'");
+  const ParamSpec* spec = draft_size_param(m.method);
+  if (!spec || spec->name != m.param) throw Error(where + ": '" + short_text(m.param) + "' is not the draft size of method '" + m.method + "'");
   const auto& trials = array_field(object, "trials", where);
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const std::string at = where + ".trials[" + std::to_string(i) + "]";

@@ -1,4 +1,5 @@
 #include "io/t5_folder.h"
+#include "io/fnv1a.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -164,11 +165,10 @@ std::vector<TensorSpec> t5_encoder_tensor_specs(const T5Config& c) {
 
 std::string t5_fingerprint(const T5Folder& folder) {
   const std::string spiece = read_input_file(folder.spiece_path, limits::kMaxSentencePieceBytes, "SentencePiece model");
-  std::uint64_t hash = 14695981039346656037ull;
-  for (const char ch : spiece) hash = (hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  Fnv1a hash;
+  hash.add(spiece.data(), spiece.size());
   const T5Config& c = folder.config;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  const std::string hex = hash.hex();
   return "t5 d_model " + std::to_string(c.d_model) + ", " + std::to_string(c.num_layers) + " layers, " + std::to_string(c.num_heads) +
          " heads, d_kv " + std::to_string(c.d_kv) + ", d_ff " + std::to_string(c.d_ff) + ", vocab " + std::to_string(c.vocab_size) +
          "; spiece.model " + std::to_string(spiece.size()) + " bytes, fnv1a " + hex;
