@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/decoder_layer_step.h"
 #include "models/random_weights.h"
 #include "models/rope.h"
 #include "models/transformer.h"
@@ -137,6 +138,52 @@ class TestTransformer : public QObject {
     QCOMPARE(inc.length(), full.length());
     if (rows == 2)  // the null-class row really differs
       QVERIFY(max_diff(full_logits[0], full_logits[1]) > 1e-3);
+  }
+
+  // The one-pass layer of a decode step (raw buffers) against LibTorch's operators on the same inputs: a
+  // [1, 1, 1, keys] bias broadcasts alike but sends decoder_layer down LibTorch's path.
+  void one_pass_step_equals_libtorch_layer_data() {
+    QTest::addColumn<bool>("cached");
+    QTest::addColumn<int>("format");
+    QTest::newRow("over a cache") << true << int(WeightFormat::F32);
+    QTest::newRow("over a cache, q8") << true << int(WeightFormat::Q8);
+    QTest::newRow("without a cache") << false << int(WeightFormat::F32);
+  }
+  void one_pass_step_equals_libtorch_layer() {
+    QFETCH(bool, cached);
+    QFETCH(int, format);
+    const GptConfig c = small_gpt_config();
+    const int rows = 2, heads = c.n_head, hd = c.head_dim(), earlier = cached ? 5 : 0, keys = earlier + 1;
+    const DecoderLayer layer =
+        decoder_layer_weights(random_weights(gpt_tensor_specs(c), 7), "layers.1.", "test", true, WeightFormat(format));
+    at::manual_seed(3);
+    const at::Tensor x = at::randn({rows, 1, c.dim});
+    const at::Tensor rope = rope_table_2d(c.grid_rows, c.grid_cols, hd, c.rope_base, 1).narrow(0, 4, 1);
+    at::Tensor bias = at::zeros({1, keys});
+    if (cached) bias[0][1] = kMaskedOut;  // a padded slot
+    const auto options = at::TensorOptions().dtype(at::kFloat);
+    KVCache one_pass(c.n_layer, rows, heads, hd, 12, options), operators(c.n_layer, rows, heads, hd, 12, options);
+    if (cached) {
+      const at::Tensor k = at::randn({rows, heads, earlier, hd}), v = at::randn({rows, heads, earlier, hd});
+      for (KVCache* cache : {&one_pass, &operators}) {
+        cache->append_slots(std::vector<std::int64_t>(earlier, 0), {});
+        cache->write(1, 0, k, v);
+        cache->append_slots({0}, {});
+      }
+    }
+    const at::Tensor broadcast = bias.view({1, 1, 1, keys});
+    QVERIFY(decoder_layer_step_applies(x, layer, rope, bias, cached ? &one_pass : nullptr, earlier));
+    QVERIFY(!decoder_layer_step_applies(x, layer, rope, broadcast, cached ? &operators : nullptr, earlier));
+    QVERIFY(!decoder_layer_step_applies(at::randn({rows, 3, c.dim}), layer, rope, bias, nullptr, 0));  // 3 new tokens
+    const at::Tensor fast = decoder_layer_step(x, layer, heads, c.norm_eps, rope, bias, cached ? &one_pass : nullptr, 1, earlier);
+    const at::Tensor reference = decoder_layer(x, layer, heads, c.norm_eps, rope, broadcast, cached ? &operators : nullptr, 1, earlier);
+    QCOMPARE(fast.sizes().vec(), reference.sizes().vec());
+    QVERIFY2(max_diff(fast, reference) < 1e-5, qPrintable(QString::number(max_diff(fast, reference))));
+    QVERIFY(max_diff(fast[0], fast[1]) > 1e-3);  // the rows are really separate
+    if (cached) {
+      QCOMPARE(max_diff(one_pass.keys(1, keys), operators.keys(1, keys)), 0.0);
+      QCOMPARE(max_diff(one_pass.values(1, keys), operators.values(1, keys)), 0.0);
+    }
   }
 
   void tree_mask_then_compact_equals_direct_decoding() {

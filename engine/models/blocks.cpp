@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "models/decode_loops.h"
+#include "models/decoder_layer_step.h"
 #include "models/rope.h"
 
 namespace speculum {
@@ -48,6 +49,8 @@ DecoderLayer decoder_layer_weights(const TensorMap& weights, const std::string& 
 
 at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, double norm_eps, const at::Tensor& rope,
                          const at::Tensor& bias, KVCache* cache, int cache_layer, int begin) {
+  if (decoder_layer_step_applies(x, L, rope, bias, cache, begin))
+    return decoder_layer_step(x, L, heads, norm_eps, rope, bias, cache, cache_layer, begin);
   const int rows = static_cast<int>(x.size(0)), n = static_cast<int>(x.size(1));
   const int dim = static_cast<int>(x.size(2)), hd = dim / heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
@@ -63,14 +66,8 @@ at::Tensor decoder_layer(const at::Tensor& x, const DecoderLayer& L, int heads, 
     k = cache->keys(cache_layer, begin + n);
     v = cache->values(cache_layer, begin + n);
   }
-  at::Tensor attn;  // [rows, N, dim]
-  if (n == 1 && bias.dim() == 2 && bias.size(0) == 1 && k.stride(3) == 1 && k.stride(2) == hd && v.stride(3) == 1 &&
-      plain_cpu_floats({&q, &k, &v, &bias})) {
-    attn = attend_one_query_rows(q, k, v, bias, scale);
-  } else {
-    const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
-    attn = at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({rows, n, dim});
-  }
+  const at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale + bias;
+  const at::Tensor attn = at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({rows, n, dim});
   const at::Tensor h = x + linear(attn, L.wo);
   return h + swiglu(rms_norm(h, L.ffn_norm, norm_eps), L.w1, L.w3, L.w2);
 }

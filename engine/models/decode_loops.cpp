@@ -16,88 +16,85 @@ bool plain_cpu_floats(std::initializer_list<const at::Tensor*> tensors) {
   return true;
 }
 
+void rms_norm_raw(const float* x, const float* weight, std::int64_t rows, std::int64_t dim, float eps, float* y) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * dim;
+    float squares = 0.0f;
+    for (std::int64_t i = 0; i < dim; ++i) squares += row[i] * row[i];
+    const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(dim) + eps);
+    for (std::int64_t i = 0; i < dim; ++i) y[r * dim + i] = row[i] * inverse * weight[i];
+  }
+}
+
+void rope_raw(float* x, std::int64_t rows, std::int64_t n, std::int64_t token_stride, std::int64_t heads,
+              std::int64_t hd, const float* table) {
+  const std::int64_t half = hd / 2;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t t = 0; t < n; ++t) {
+      const float* turn = table + t * half * 2;
+      for (std::int64_t h = 0; h < heads; ++h) {
+        float* v = x + (r * n + t) * token_stride + h * hd;
+        for (std::int64_t i = 0; i < half; ++i) {
+          const float c = turn[2 * i], s = turn[2 * i + 1];
+          const float x0 = v[2 * i], x1 = v[2 * i + 1];
+          v[2 * i] = x0 * c - x1 * s;
+          v[2 * i + 1] = x1 * c + x0 * s;
+        }
+      }
+    }
+}
+
+void attend_one_query_raw(const OneQueryAttention& a, float* out) {
+  const std::int64_t keys = a.keys, hd = a.hd;
+  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (keys * hd));
+  at::parallel_for(0, static_cast<std::int64_t>(a.rows) * a.heads, grain, [&](std::int64_t first, std::int64_t last) {
+    std::vector<float> p(static_cast<std::size_t>(keys));
+    for (std::int64_t pair = first; pair < last; ++pair) {
+      const std::int64_t r = pair / a.heads, h = pair % a.heads;
+      const float* k = a.cached_keys + r * a.row_stride + h * a.head_stride;
+      const float* v = a.cached_values + r * a.row_stride + h * a.head_stride;
+      // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
+      stream_linear(a.queries + r * a.query_stride + h * hd, 1, WeightView{WeightFormat::F32, k, nullptr, keys, hd},
+                    nullptr, p.data(), 0, keys);
+      float largest = -INFINITY;
+      for (std::int64_t s = 0; s < keys; ++s) {
+        p[s] = p[s] * a.scale + a.bias[s];
+        largest = std::max(largest, p[s]);
+      }
+      float total = 0.0f;
+      for (std::int64_t s = 0; s < keys; ++s) total += (p[s] = std::exp(p[s] - largest));
+      float* o = out + pair * hd;  // [rows, heads, hd]
+      std::fill(o, o + hd, 0.0f);
+      for (std::int64_t s = 0; s < keys; ++s) {
+        const float weight = p[s] / total;
+        for (std::int64_t d = 0; d < hd; ++d) o[d] += weight * v[s * hd + d];
+      }
+    }
+  });
+}
+
+void silu_gate_raw(float* gate, const float* up, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 at::Tensor rms_norm_rows(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor in = x.contiguous(), w = weight.contiguous();
   at::Tensor out = at::empty_like(in);
-  const std::int64_t dim = in.size(-1), rows = in.numel() / dim;
-  const float* xp = in.data_ptr<float>();
-  const float* wp = w.data_ptr<float>();
-  float* yp = out.data_ptr<float>();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* row = xp + r * dim;
-    float squares = 0.0f;
-    for (std::int64_t i = 0; i < dim; ++i) squares += row[i] * row[i];
-    const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(dim) + static_cast<float>(eps));
-    for (std::int64_t i = 0; i < dim; ++i) yp[r * dim + i] = row[i] * inverse * wp[i];
-  }
+  const std::int64_t dim = in.size(-1);
+  rms_norm_raw(in.data_ptr<float>(), w.data_ptr<float>(), in.numel() / dim, dim, static_cast<float>(eps), out.data_ptr<float>());
   return out;
 }
 
 at::Tensor rope_rows(const at::Tensor& x, const at::Tensor& table_rows) {
+  at::Tensor out = x.clone(at::MemoryFormat::Contiguous);
+  const at::Tensor table = table_rows.contiguous();
   const auto sizes = x.sizes();
-  const at::Tensor in = x.contiguous(), table = table_rows.contiguous();
-  at::Tensor out = at::empty_like(in);
-  const std::int64_t rows = sizes[0], n = sizes[1], heads = sizes[2], half = sizes[3] / 2;
-  const float* xp = in.data_ptr<float>();
-  const float* tp = table.data_ptr<float>();
-  float* yp = out.data_ptr<float>();
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t t = 0; t < n; ++t)
-      for (std::int64_t h = 0; h < heads; ++h) {
-        const std::int64_t base = ((r * n + t) * heads + h) * half * 2;
-        for (std::int64_t i = 0; i < half; ++i) {
-          const float c = tp[(t * half + i) * 2], s = tp[(t * half + i) * 2 + 1];
-          const float x0 = xp[base + 2 * i], x1 = xp[base + 2 * i + 1];
-          yp[base + 2 * i] = x0 * c - x1 * s;
-          yp[base + 2 * i + 1] = x1 * c + x0 * s;
-        }
-      }
-  return out;
-}
-
-at::Tensor attend_one_query_rows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
-                                 double scale) {
-  const std::int64_t rows = q.size(0), heads = q.size(1), hd = q.size(3), keys = k.size(2);
-  const at::Tensor query = q.contiguous(), b = bias.contiguous();
-  at::Tensor out = at::empty({rows, 1, heads * hd}, q.options());
-  const float* qp = query.data_ptr<float>();
-  const float* bp = b.data_ptr<float>();
-  const float* kp = k.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
-  float* op = out.data_ptr<float>();
-  const auto ks = k.strides(), vs = v.strides();
-  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (keys * hd));
-  at::parallel_for(0, rows * heads, grain, [&](std::int64_t first, std::int64_t last) {
-    std::vector<float> p(static_cast<std::size_t>(keys));
-    for (std::int64_t i = first; i < last; ++i) {
-      const std::int64_t r = i / heads, h = i % heads;
-      const float* qi = qp + i * hd;
-      const float* ki = kp + r * ks[0] + h * ks[1];
-      const float* vi = vp + r * vs[0] + h * vs[1];
-      // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
-      stream_linear(qi, 1, WeightView{WeightFormat::F32, ki, nullptr, keys, hd}, nullptr, p.data(), 0, keys);
-      float largest = -INFINITY;
-      for (std::int64_t l = 0; l < keys; ++l) {
-        p[l] = p[l] * static_cast<float>(scale) + bp[l];
-        largest = std::max(largest, p[l]);
-      }
-      float total = 0.0f;
-      for (std::int64_t l = 0; l < keys; ++l) total += (p[l] = std::exp(p[l] - largest));
-      float* o = op + r * heads * hd + h * hd;
-      std::fill(o, o + hd, 0.0f);
-      for (std::int64_t l = 0; l < keys; ++l) {
-        const float weight = p[l] / total;
-        for (std::int64_t d = 0; d < hd; ++d) o[d] += weight * vi[l * vs[2] + d];
-      }
-    }
-  });
+  rope_raw(out.data_ptr<float>(), sizes[0], sizes[1], sizes[2] * sizes[3], sizes[2], sizes[3], table.data_ptr<float>());
   return out;
 }
 
 void silu_gate_in_place(at::Tensor& gate, const at::Tensor& up) {
-  float* g = gate.data_ptr<float>();
-  const float* u = up.data_ptr<float>();
-  for (std::int64_t i = 0; i < gate.numel(); ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  silu_gate_raw(gate.data_ptr<float>(), up.data_ptr<float>(), gate.numel());
 }
 
 }  // namespace speculum

@@ -27,6 +27,10 @@ class KVCache {
   void write(int layer, int begin, const at::Tensor& k, const at::Tensor& v);  // [rows, H, N, hd]
   at::Tensor keys(int layer, int end) const { return k_[layer].narrow(2, 0, end); }
   at::Tensor values(int layer, int end) const { return v_[layer].narrow(2, 0, end); }
+  // A layer's whole storage, [rows, H, capacity, hd] contiguous, for the CPU loops that write new slots in place
+  // (float32 caches on the CPU only).
+  float* key_data(int layer) { return k_[layer].data_ptr<float>(); }
+  float* value_data(int layer) { return v_[layer].data_ptr<float>(); }
 
   void truncate(int to_length);
   // Slots `keep[i]` (each >= begin and < length) move to `begin + i`; the length becomes

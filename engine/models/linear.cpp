@@ -87,20 +87,21 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
   return {q, scales};
 }
 
+void stream_product(const float* x, int rows, const LinearWeight& w, const float* bias, float* y) {
+  const WeightView view = view_of(w);
+  const std::int64_t blocks = (view.out + 3) / 4;  // the kernels tile 4 features
+  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
+  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
+    stream_linear(x, rows, view, bias, y, first * 4, std::min(last * 4, view.out));
+  });
+}
+
 at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
   const at::Tensor x = x2d.contiguous();
   const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : bias;
   const int rows = static_cast<int>(x.size(0));
   at::Tensor y = at::empty({rows, w.out_features()}, x.options());
-  const WeightView view = view_of(w);
-  const float* xp = x.data_ptr<float>();
-  const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
-  float* yp = y.data_ptr<float>();
-  const std::int64_t blocks = (view.out + 3) / 4;  // the kernels tile 4 features
-  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
-  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
-    stream_linear(xp, rows, view, bp, yp, first * 4, std::min(last * 4, view.out));
-  });
+  stream_product(x.data_ptr<float>(), rows, w, b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
   return y;
 }
 

@@ -51,5 +51,8 @@ at::Tensor q8_activations(const at::Tensor& x);
 at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
 // The streaming kernels whatever the row count: x [rows, in] float32 on the CPU (what `bench --kernels` compares).
 at::Tensor linear_streamed(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
+// The same over raw row-major buffers: y [rows, out] = x [rows, in] · Wᵀ (+ bias [out] when not null), w on the
+// CPU; split across threads by output features from kMinWorkPerThread multiply-adds.
+void stream_product(const float* x, int rows, const LinearWeight& w, const float* bias, float* y);
 
 }  // namespace speculum
