@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <list>
 #include <mutex>
 #include <sstream>
@@ -28,6 +29,20 @@
 
 namespace speculum {
 namespace {
+
+// A prompt is one line of plain text: a control character (a NUL, a line break, DEL, a terminal escape) is refused
+// wherever a prompt enters, not split on or cleaned away word by word.
+void check_prompt_characters(const std::string& prompt) {
+  for (std::size_t i = 0; i < prompt.size(); ++i) {
+    const auto c = static_cast<unsigned char>(prompt[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      throw Error(std::string("the prompt holds a control character (") + hex + " at byte " + std::to_string(i) +
+                  "); a prompt is one line of plain text");
+    }
+  }
+}
 
 // LANTERN's default neighbourhood (k = 1000); the table is [V, k] ints, 64 MiB for LlamaGen's 16,384 codes.
 constexpr int kLanternMaxNeighbours = 1000;
@@ -273,6 +288,7 @@ std::shared_ptr<const EncodedCaption> Engine::Impl::encoded_caption(const std::s
 }
 
 ConditionPrefix Engine::Impl::condition(const Transformer& model, const GenerateParams& p, int rows) const {
+  check_prompt_characters(p.prompt);
   if (info.text_conditioned) {
     if (p.class_id >= 0) throw Error("this bundle is text-conditioned: give a prompt, not a class");
     if (t5) {
@@ -307,6 +323,7 @@ std::string Engine::prompt_warning(const std::string& prompt) const {
 std::string Engine::check_prompt(const std::string& prompt) const {
   if (impl_->t5) {
     try {
+      check_prompt_characters(prompt);
       impl_->t5->tokenize(prompt);
       return {};
     } catch (const Error& e) {
@@ -522,6 +539,7 @@ GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& 
 const std::vector<MethodInfo>& available_methods() { return method_catalog(); }
 
 void check_request(const GenerateParams& params) {
+  check_prompt_characters(params.prompt);
   params.sampling.validate();
   check_method_options(params.method, params.method_options);
 }

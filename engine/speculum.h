@@ -172,8 +172,9 @@ class Engine {
 
 const std::vector<MethodInfo>& available_methods();
 
-// What generate() checks of a request before any bundle is involved: sampling ranges, a known method, its options'
-// names and ranges. Throws Error naming the field. For requests read back from files (a PNG's, a trace's).
+// What generate() checks of a request before any bundle is involved: a prompt without control characters, sampling
+// ranges, a known method, its options' names and ranges. Throws Error naming the field. For requests read back from
+// files (a PNG's, a trace's).
 void check_request(const GenerateParams& params);
 
 // Measures each method's draft size on this engine (bundle, weights, device, threads): every candidate size

@@ -10,9 +10,13 @@
 # 800 steps, stopped by the clock after $MINUTES minutes):
 #   fresh      the plain next-token loss
 #   object4    each token's loss weighted by 1 + 4 x the share of its cell objects cover (--object-weight 4)
+# and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
+# 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
+#   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
+#              data's difficulty, not the loss, holds shape binding back (a curriculum's first stage)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CLI=build/bin/speculum-cli
+CLI=${CLI:-build/bin/speculum-cli}
 P=runs/p29
 PROMPTS=${PROMPTS:-400}
 MINUTES=${MINUTES:-40}
@@ -28,25 +32,34 @@ if [ "${1:-}" = data ]; then
   [ -f "$P/corpus-b.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --count 4000 --seed 24000 \
     --out "$P/corpus-b.safetensors" &
   wait
+  [ -f "$P/corpus-simple.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 8000 --seed 20000 \
+    --backgrounds flat,gradient --out "$P/corpus-simple.safetensors"
+  # The same 512 held-out scenes without the emoji: a shapes-only model has no emoji words to read them with.
+  [ -f "$P/held-out-shapes.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 512 --seed 800000000 \
+    --out "$P/held-out-shapes.safetensors"
   [ -f "$P/held-out.safetensors" ] || $CLI train tokenize --vq "$P/vq" --emoji "$P/emoji" --emoji-held-out --count 512 \
     --seed 800000000 --out "$P/held-out.safetensors"
   exit 0
 fi
 
-weight_of() {
+# Each pilot's training arguments.
+args_of() {
+  local continued=(--corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --init-from resources/training/target-ctx
+                   --steps 800 --warmup 50 --lr 3e-4)
   case "$1" in
-    fresh) echo 0 ;;
-    object4) echo 4 ;;
-    *) echo "unknown pilot '$1' (fresh, object4)" >&2; exit 2 ;;
+    fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 ;;
+    object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 ;;
+    simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
+      --steps 4000 --warmup 100 --lr 1e-3 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, simple)" >&2; exit 2 ;;
   esac
 }
-for pilot in "$@"; do weight_of "$pilot" > /dev/null; done
+for pilot in "$@"; do args_of "$pilot" > /dev/null; done
 for pilot in "$@"; do
   # timeout sends SIGINT: the trainer checkpoints and exits; rerunning resumes.
-  timeout -s INT "${MINUTES}m" $CLI train target --vq "$P/vq" --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" \
-    --held-out "$P/held-out.safetensors" --out "$P/$pilot" --init-from resources/training/target-ctx --batch 16 \
-    --steps 800 --warmup 50 --lr 3e-4 --checkpoint-every 50 --threads 1 --object-weight "$(weight_of "$pilot")" \
-    > "$P/$pilot-train.log" 2>&1 &
+  # shellcheck disable=SC2046  # the arguments split on purpose
+  timeout -s INT "${MINUTES}m" $CLI train target --vq "$P/vq" $(args_of "$pilot") --out "$P/$pilot" \
+    --batch 16 --checkpoint-every 200 --threads 1 > "$P/$pilot-train.log" 2>&1 &
 done
 wait
 # The shipped model's verdicts on the same prompts, once (eval is deterministic for its seeds).

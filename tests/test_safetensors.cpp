@@ -1,4 +1,6 @@
 // safetensors: round trip of every dtype, dropped pages read back, and every malformed-file case is a clear Error.
+#include <QElapsedTimer>
+
 #include <cstring>
 
 #include "io/safetensors.h"
@@ -141,6 +143,31 @@ class TestSafetensors : public QObject {
                                   R"("b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})",
                                   std::string(8, 'x')),
                       "overlap");
+  }
+
+  void overlap_behind_a_zero_length_tensor() {
+    // Sorted by offset the empty tensor sits between the two: the check must compare with 'a', which reaches furthest.
+    expect_open_error(with_header(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                                  R"("z":{"dtype":"U8","shape":[0],"data_offsets":[2,2]},)"
+                                  R"("b":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})",
+                                  std::string(12, 'x')),
+                      "tensors 'a' and 'b' overlap");
+  }
+
+  void many_zero_length_tensors_open() {
+    // 200,000 entries: nlohmann's callback parser rescanned the header object at each entry's end (minutes); the
+    // bound is a hang guard, not a speed claim.
+    std::string json = "{";
+    for (int i = 0; i < 200000; ++i) json += "\"t" + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},";
+    json += R"("w":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+    const std::string p = path("many.safetensors");
+    write_bytes(p, with_header(json, "abcd"));
+    QElapsedTimer clock;
+    clock.start();
+    const SafetensorsFile file = SafetensorsFile::open(p);
+    QCOMPARE(file.tensors().size(), std::size_t(200001));
+    QCOMPARE(file.find("w")->nbytes(), std::uint64_t(4));
+    QVERIFY2(clock.elapsed() < 20000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
   }
 
   void negative_shape() {

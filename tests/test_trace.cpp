@@ -4,6 +4,7 @@
 #include "trace/grid_state.h"
 #include "trace/metrics.h"
 #include "trace/timeline.h"
+#include "io/limits.h"
 #include "trace/trace_io.h"
 #include "test_helpers.h"
 
@@ -114,6 +115,14 @@ class TestTrace : public QObject {
     refused(begin + event_to_json_line(StepEnd{0, 2147483647, 1, 1.0, 1.0, 1.0}) + "\n",
             "hostile.jsonl:2: field 'committed_cells' is 2147483647 (allowed: 0 to 6)");
     refused(begin + event_to_json_line(StepEnd{0, 1, 100000, 1.0, 1.0, 1.0}) + "\n", "field 'fwd_passes_step' is 100000 (allowed: 0 to 65536)");
+    Draft chain;  // one node past the limit: the window lays a tree out node by node
+    chain.source = "eagle";
+    for (int i = 0; i <= limits::kMaxDraftNodes; ++i) {
+      chain.cells.push_back({0, 0});
+      chain.tokens.push_back(1);
+      chain.tree_parent.push_back(i - 1);
+    }
+    refused(begin + event_to_json_line(chain) + "\n", "field 'cells' holds 65537 drafted cells (allowed: at most 65536)");
     refused(begin + event_to_json_line(Commit{0, {{5, 0}}, {1}, {0.5f}, 0, 1}) + "\n", "hostile.jsonl:2: cell (5, 0) is outside the 2x3 grid");
     refused(begin + event_to_json_line(Commit{0, {{0, 0}}, {5000}, {0.5f}, 0, 1}) + "\n", "token 5000 is outside the 1024-code vocabulary");
     refused(begin + event_to_json_line(Commit{0, {{0, 0}, {0, 1}}, {1}, {0.5f}, 0, 1}) + "\n", "field 'tokens' holds 1 values for 2 cells");

@@ -2,7 +2,7 @@
 
 #include <QPaintEvent>
 #include <QPainter>
-#include <functional>
+#include <utility>
 
 #include "token_state_layer.h"
 
@@ -54,21 +54,31 @@ void DraftTreePanel::set_step(const std::vector<Event>& step_events) {
       bonus_dist_ = QString::fromStdString(r->dist);
     }
   }
-  // Depth-first rows: each subtree occupies consecutive rows under its first child.
+  // Depth-first rows: each subtree occupies consecutive rows under its first child. An explicit stack, not recursion:
+  // a trace may hold a chain of 65,536 nodes. Nodes not reachable from the root (parents that name another Draft
+  // event's nodes) keep row 0.
+  std::vector<std::vector<int>> children(nodes_.size());
+  std::vector<int> roots;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const int parent = nodes_[i].parent;
+    if (parent == -1) roots.push_back(static_cast<int>(i));
+    else if (parent >= 0 && parent < static_cast<int>(nodes_.size())) children[parent].push_back(static_cast<int>(i));
+  }
   rows_ = 0;
   depth_ = 0;
-  std::function<void(int)> place = [&](int parent) {
-    bool first = true;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      if (nodes_[i].parent != parent) continue;
-      if (!first) ++rows_;
-      first = false;
-      nodes_[i].row = rows_;
-      depth_ = std::max(depth_, nodes_[i].depth);
-      place(static_cast<int>(i));
-    }
+  std::vector<std::pair<int, bool>> stack;  // node, whether it is its parent's first child
+  const auto push_children = [&](const std::vector<int>& siblings) {
+    for (std::size_t k = siblings.size(); k-- > 0;) stack.emplace_back(siblings[k], k == 0);
   };
-  place(-1);
+  push_children(roots);
+  while (!stack.empty()) {
+    const auto [i, first] = stack.back();
+    stack.pop_back();
+    if (!first) ++rows_;
+    nodes_[i].row = rows_;
+    depth_ = std::max(depth_, nodes_[i].depth);
+    push_children(children[i]);
+  }
   rows_ = nodes_.empty() ? 0 : rows_ + 1;
   updateGeometry();
   resize(sizeHint());

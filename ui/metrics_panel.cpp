@@ -15,8 +15,11 @@ namespace {
 
 // Ticks at a round interval (1, 2 or 5 times a power of ten) from 0, about five per axis, while the
 // range stays exactly the data's (256 steps end at 256, not at a rounded 300).
-void set_round_ticks(QValueAxis* axis) {
-  const double raw = axis->max() / 5;
+// The range [0, max] with ticks at 1, 2 or 5 times a power of ten, about five of them. The interval is set before
+// the range: a chart builds an item per tick at each change, and the old interval over a new range of 65,536
+// (a trace's forward passes) made tens of thousands of them.
+void set_range_with_round_ticks(QValueAxis* axis, double max) {
+  const double raw = max / 5;
   const double power = std::pow(10, std::floor(std::log10(std::max(raw, 1.0))));
   double interval = power;
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -27,6 +30,7 @@ void set_round_ticks(QValueAxis* axis) {
   axis->setTickType(QValueAxis::TicksDynamic);
   axis->setTickAnchor(0);
   axis->setTickInterval(interval);
+  axis->setRange(0, max);
 }
 
 // The smallest 1, 2 or 5 times a power of ten that is at least `value`.
@@ -153,15 +157,14 @@ void MetricsPanel::plot(const Timeline& timeline, int n, bool live) {
     total_steps = round_ceiling(total_steps);
   }
   tokens_per_pass_.series->replace(per_pass);
-  tokens_per_pass_.x->setRange(0, total_steps);
-  tokens_per_pass_.y->setRange(0, std::ceil(max_per_pass * 1.1));
+  set_range_with_round_ticks(tokens_per_pass_.x, total_steps);
+  set_range_with_round_ticks(tokens_per_pass_.y, std::ceil(max_per_pass * 1.1));
   cumulative_.series->replace(cumulative);
-  cumulative_.x->setRange(0, max_tokens);
-  cumulative_.y->setRange(0, max_tokens);
+  set_range_with_round_ticks(cumulative_.x, max_tokens);
+  set_range_with_round_ticks(cumulative_.y, max_tokens);
   acceptance_.series->replace(acceptance);
-  acceptance_.x->setRange(0, total_steps);
+  set_range_with_round_ticks(acceptance_.x, total_steps);
   acceptance_.y->setRange(0, 1);
-  for (QValueAxis* axis : {tokens_per_pass_.x, tokens_per_pass_.y, cumulative_.x, cumulative_.y, acceptance_.x}) set_round_ticks(axis);
   acceptance_.view->chart()->setTitle(any_verified || n == 0 ? "Acceptance rate per step"
                                                              : "Acceptance per step (no drafts)");
 }

@@ -93,6 +93,7 @@ void add_image_training_commands(CLI::App& train) {
     std::uint64_t seed = 0;
     int downscale = 1;
     bool emoji_held_out = false;
+    std::vector<std::string> backgrounds;
   };
   auto t = std::make_shared<TokenizeArgs>();
   CLI::App* tok = train.add_subcommand("tokenize", "Render shapes scenes and encode them with a trained tokenizer");
@@ -102,6 +103,10 @@ void add_image_training_commands(CLI::App& train) {
   tok->add_option("--seed", t->seed, "First scene seed")->check(whole_number_check())->capture_default_str();
   tok->add_option("--emoji", t->emoji, "Also the emoji folder (all but every 16th, which stays held out)");
   tok->add_flag("--emoji-held-out", t->emoji_held_out, "Take only the held-out emoji (every 16th) instead");
+  tok->add_option("--backgrounds", t->backgrounds,
+                  "Keep only scenes on these background modes (seeds from --seed on, skipping the others; default all)")
+      ->check(CLI::IsMember({"flat", "gradient", "noisy", "striped"}))
+      ->delimiter(',');
   // MuLo-SD's low-resolution drafter learns the same scenes at half the grid (docs/methods.md).
   tok->add_option("--downscale", t->downscale, "Average-pool every image by this factor before encoding (2: an 8x8 grid)")
       ->check(CLI::IsMember({1, 2, 4}))
@@ -128,17 +133,24 @@ void add_image_training_commands(CLI::App& train) {
         const at::Tensor scaled = t->downscale == 1 ? images : at::avg_pool2d(images, {t->downscale, t->downscale});
         return vq.encode(scaled).reshape({images.size(0), -1});
       };
+      // The scenes' seeds: consecutive from --seed, less those on a background mode not asked for.
+      std::vector<std::uint64_t> seeds;
+      for (std::uint64_t seed = t->seed; static_cast<int>(seeds.size()) < t->count; ++seed) {
+        const std::string mode = data::mode_name(data::sample_scene(seed).mode);
+        if (t->backgrounds.empty() || std::find(t->backgrounds.begin(), t->backgrounds.end(), mode) != t->backgrounds.end())
+          seeds.push_back(seed);
+      }
       for (int i = 0; i < t->count; i += 64) {
-        const int n = std::min(64, t->count - i);
-        codes.push_back(encode(data::shapes_images(t->seed + i, n)));
+        const std::vector<std::uint64_t> chunk(seeds.begin() + i, seeds.begin() + std::min(i + 64, t->count));
+        codes.push_back(encode(data::shapes_images(chunk)));
         const int side = static_cast<int>(std::lround(std::sqrt(codes.back().size(1))));
-        for (int j = 0; j < n; ++j) {
-          const data::Scene scene = data::sample_scene(t->seed + i + j);
+        for (std::uint64_t seed : chunk) {
+          const data::Scene scene = data::sample_scene(seed);
           corpus.words.push_back(vocabulary.encode(scene.caption()));
           const std::vector<float> share = data::object_share_per_cell(scene, side);
           shares.push_back(at::tensor(share, at::kFloat).unsqueeze(0));
         }
-        if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + n << " / " << t->count << std::endl;
+        if ((i / 64) % 20 == 0) std::cout << "tokenised " << i + static_cast<int>(chunk.size()) << " / " << t->count << std::endl;
       }
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(emoji.captions.size()); ++i) {
         if ((i % 16 == 0) != t->emoji_held_out) continue;

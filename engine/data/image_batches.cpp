@@ -34,8 +34,14 @@ cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb) {
 }
 
 at::Tensor shapes_images(std::uint64_t first_seed, int count) {
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) seeds[i] = first_seed + i;
+  return shapes_images(seeds);
+}
+
+at::Tensor shapes_images(const std::vector<std::uint64_t>& seeds) {
   std::vector<at::Tensor> images;
-  for (int i = 0; i < count; ++i) images.push_back(image_to_tensor(render_scene(sample_scene(first_seed + i))));
+  for (std::uint64_t seed : seeds) images.push_back(image_to_tensor(render_scene(sample_scene(seed))));
   return at::stack(images);
 }
 

@@ -5,6 +5,7 @@
 #include <opencv2/core.hpp>
 
 #include <cstdint>
+#include <vector>
 
 #include "models/vq_model.h"
 #include "train/feature_net_trainer.h"
@@ -20,6 +21,8 @@ cv::Mat reconstruct(const VqModel& tokenizer, const cv::Mat& rgb);
 
 // Full 64x64 renders of scenes first_seed .. first_seed + count - 1.
 at::Tensor shapes_images(std::uint64_t first_seed, int count);
+// Full 64x64 renders of the scenes of these seeds, in order.
+at::Tensor shapes_images(const std::vector<std::uint64_t>& seeds);
 
 // Scenes first_seed .. first_seed + count - 1 with their renders (the feature network's held-out set).
 SceneBatch shapes_scene_batch(std::uint64_t first_seed, int count);

@@ -31,28 +31,52 @@ int json_depth(const std::string& text) {
   return max_depth;
 }
 
+// LibTorch-free DOM building with the checks of untrusted input on the way: a key repeated in one object (nlohmann
+// would keep the last silently) and floats past the limits. A SAX handler rather than nlohmann's parser callback:
+// the callback parser scans the parent object at every nested object's end, which made a header of 200,000 small
+// entries take minutes.
+class CheckedDomBuilder : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  CheckedDomBuilder(nlohmann::json& result, const std::string& what)
+      : json_sax_dom_parser(result, /*allow_exceptions_=*/true), what_(what) {}
+
+  bool start_object(std::size_t elements) {
+    keys_.emplace_back();
+    return json_sax_dom_parser::start_object(elements);
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return json_sax_dom_parser::end_object();
+  }
+  bool key(nlohmann::json::string_t& name) {
+    if (!keys_.back().insert(name).second)
+      throw Error(what_ + ": the key '" + short_text(name) + "' appears twice in one object");
+    return json_sax_dom_parser::key(name);
+  }
+  bool number_float(nlohmann::json::number_float_t value, const nlohmann::json::string_t& text) {
+    if (!(std::fabs(value) <= limits::kMaxJsonFloat))  // also refuses what overflowed to infinity
+      throw Error(what_ + ": the number " + short_text(text) + " is out of range (the limit is ±2^31)");
+    return json_sax_dom_parser::number_float(value, text);
+  }
+
+ private:
+  const std::string& what_;
+  std::vector<std::set<std::string>> keys_;  // keys seen in each open object
+};
+
 }  // namespace
 
 nlohmann::json parse_untrusted_json(const std::string& text, const std::string& what, int max_depth) {
   if (json_depth(text) > max_depth)
     throw Error(what + ": JSON nests deeper than " + std::to_string(max_depth) + " levels");
-  // Keys seen in each open object: a repeated key is refused (nlohmann would keep the last one silently).
-  std::vector<std::set<std::string>> keys;
-  const auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
-    if (event == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
-      throw Error(what + ": the key '" + short_text(parsed.get<std::string>()) + "' appears twice in one object");
-    if (event == nlohmann::json::parse_event_t::value && parsed.is_number_float() &&
-        !(std::fabs(parsed.get<double>()) <= limits::kMaxJsonFloat))  // also refuses what overflowed to infinity
-      throw Error(what + ": the number " + parsed.dump() + " is out of range (the limit is ±2^31)");
-    return true;
-  };
+  nlohmann::json result;
+  CheckedDomBuilder builder(result, what);
   try {
-    return nlohmann::json::parse(text, on_event);
+    nlohmann::json::sax_parse(text, &builder);
   } catch (const nlohmann::json::exception& e) {
     throw Error(what + ": not valid UTF-8 JSON: " + e.what());
   }
+  return result;
 }
 
 std::string short_text(const std::string& text, std::size_t max_chars) {

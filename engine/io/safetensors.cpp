@@ -162,9 +162,15 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     std::vector<const TensorInfo*> by_offset;
     for (const auto& t : f.tensors_) by_offset.push_back(&t);
     std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->begin < b->begin; });
-    for (std::size_t i = 1; i < by_offset.size(); ++i)
-      if (by_offset[i]->begin < by_offset[i - 1]->end && by_offset[i]->nbytes() > 0)
-        throw Error("tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap");
+    // Against the non-empty tensor reaching furthest so far, not merely the previous one: a zero-length tensor
+    // between two others must not hide their overlap.
+    const TensorInfo* furthest = nullptr;
+    for (const TensorInfo* t : by_offset) {
+      if (t->nbytes() == 0) continue;
+      if (furthest && t->begin < furthest->end)
+        throw Error("tensors '" + furthest->name + "' and '" + t->name + "' overlap");
+      if (!furthest || t->end > furthest->end) furthest = t;
+    }
     // The tensors tile the data section exactly (as the format requires): a gap or a tail means the header length
     // or an offset is wrong, and every tensor after it would be read shifted.
     std::uint64_t covered = 0;

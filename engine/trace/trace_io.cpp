@@ -244,6 +244,9 @@ class TraceChecker {
   void check_event(const StepBegin& e) { label(e.phase, "phase"); }
   void check_event(const Draft& e) {
     label(e.source, "source");
+    if (e.cells.size() > static_cast<std::size_t>(limits::kMaxDraftNodes))
+      throw Error("field 'cells' holds " + std::to_string(e.cells.size()) + " drafted cells (allowed: at most " +
+                  std::to_string(limits::kMaxDraftNodes) + ")");
     cells(e.cells, e.source.starts_with("low_res"));
     same_length(e.tokens, e.cells.size(), "tokens", false);
     same_length(e.q_of_token, e.cells.size(), "q_of_token");
