@@ -1,5 +1,7 @@
 // Visualizer layers paint the expected colours at the expected cells for a hand-made grid state.
 #include <cmath>
+
+#include "draft_tree_layout.h"
 #include "frontier_layer.h"
 #include "heat_map_layers.h"
 #include "islands_layer.h"
@@ -236,6 +238,44 @@ class TestVisualizers : public QObject {
     QCOMPARE(frame.pixelColor(250, 80), QColor(0, 200, 0));  // inside the inset, below the outlined row
     QCOMPARE(frame.pixelColor(100, 100), QColor(Qt::black));  // outside it
     QVERIFY(near(frame.pixelColor(250, 5), vis::kLowResDraftColor, 10));  // the drafted row's outline
+  }
+
+  void draft_tree_rows_follow_depth_first_order() {
+    // root -> a (0) -> c (2); root -> b (1); d (3) names a node of another event (9): not reachable, row 0.
+    Draft draft{0, 0, "eagle", {{0, 0}, {0, 0}, {0, 1}, {0, 1}}, {10, 11, 12, 13}, {0.9f, 0.1f, 0.5f, 0.5f}, {-1, -1, 0, 9},
+                {1, 1, 2, 2}};
+    const std::vector<Event> step = {StepBegin{}, draft,
+                                     Verify{0, 0, {{0, 0}, {0, 1}}, {10, 12}, {}, {}, {}, {}, {},
+                                            {Decision::StrictAccept, Decision::Reject}, {0, 2}},
+                                     Resample{0, 0, "residual", {{0, 1}}, {-1}, {7}, {0.2f}}};
+    const vis::DraftTreeLayout tree = vis::layout_draft_tree(step);
+    QCOMPARE(int(tree.nodes.size()), 4);
+    QCOMPARE(tree.nodes[0].row, 0);  // a
+    QCOMPARE(tree.nodes[2].row, 0);  // c, a's first child, on a's row
+    QCOMPARE(tree.nodes[1].row, 1);  // b, the root's second child, below a's subtree
+    QCOMPARE(tree.nodes[3].row, 0);
+    QCOMPARE(tree.rows, 2);
+    QCOMPARE(tree.depth, 2);
+    QCOMPARE(tree.nodes[0].fate, vis::Fate::Accepted);
+    QCOMPARE(tree.nodes[2].fate, vis::Fate::Rejected);
+    QCOMPARE(tree.nodes[1].fate, vis::Fate::Untried);
+    QCOMPARE(tree.bonus_token, 7);
+    QCOMPARE(tree.bonus_dist, std::string("residual"));
+  }
+
+  void a_chain_as_deep_as_a_trace_allows_is_laid_out() {
+    Draft chain;  // 65,536 nodes one under another: recursion per node overflowed the window's stack
+    chain.source = "eagle";
+    for (int i = 0; i < 1 << 16; ++i) {
+      chain.cells.push_back({0, 0});
+      chain.tokens.push_back(i % 1024);
+      chain.tree_parent.push_back(i - 1);
+      chain.tree_depth.push_back(i + 1);
+    }
+    const vis::DraftTreeLayout tree = vis::layout_draft_tree({chain});
+    QCOMPARE(tree.rows, 1);
+    QCOMPARE(tree.depth, 1 << 16);
+    QCOMPARE(tree.nodes.back().row, 0);
   }
 
   void every_layer_has_a_name_and_paints_at_the_requested_size() {

@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "draft_tree_layout.h"
 #include "trace/events.h"
 
 namespace speculum::ui {
@@ -19,27 +20,11 @@ class DraftTreePanel : public QWidget {
   void set_step(const std::vector<Event>& step_events);
   QSize sizeHint() const override;
 
-  enum class Fate { Untried, Rejected, Accepted, SoftAccepted };
-  struct Node {
-    int token = 0;
-    float q = 0;
-    int parent = -1;
-    int depth = 1;
-    Fate fate = Fate::Untried;
-    int row = 0;  // layout row (depth-first order)
-  };
-  const std::vector<Node>& nodes() const { return nodes_; }
-  int bonus_token() const { return bonus_token_; }
-
  protected:
   void paintEvent(QPaintEvent* event) override;
 
  private:
-  std::vector<Node> nodes_;
-  int bonus_token_ = -1;
-  QString bonus_dist_;
-  int rows_ = 0;
-  int depth_ = 0;
+  vis::DraftTreeLayout tree_;
 };
 
 }  // namespace speculum::ui
