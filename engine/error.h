@@ -2,6 +2,7 @@
 // file, tensor, field or value at fault and, where it helps, what would have been allowed.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -11,5 +12,10 @@ class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What a person reads of any exception, in one line: an Error's own message; a std::filesystem error as "'PATH':
+// reason" rather than the library's "filesystem error: status: Reason [PATH]"; anything else's first line (LibTorch
+// appends a stack of C++ frames).
+std::string user_message(const std::exception& e);
 
 }  // namespace speculum

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Readers of paths a user gives, each handed a FIFO with no writer: every one must refuse it at once, naming it
 # ("it is a FIFO"), instead of blocking forever in open(). inspect (a bundle whose manifest is a FIFO), convert
-# llamagen (--gpt, --vq), merge, bench --prompts.
+# llamagen (--gpt, --vq), merge, bench --prompts. Then a symbolic-link loop: each must say so in its own words, not
+# the C++ library's ("filesystem error: status: ...").
 set -uo pipefail
 cli=$1
 bundle=$2
@@ -25,3 +26,16 @@ check "merge" merge "$tmp/fifo"
 check "bench --prompts" bench --bundle "$bundle" --prompts "$tmp/fifo"
 [ ! -e "$tmp/out1" ] && [ ! -e "$tmp/out2" ] || { echo "FAIL: a refused conversion left files"; exit 1; }
 echo "every reader refused the FIFO"
+ln -s "$tmp/loop-b" "$tmp/loop-a" && ln -s "$tmp/loop-a" "$tmp/loop-b"
+check_loop() {
+  local name=$1; shift
+  out=$(timeout 20 "$cli" "$@" 2>&1)
+  echo "$out" | grep -qi "too many levels of symbolic links" && ! echo "$out" | grep -q "filesystem error" ||
+    { echo "FAIL: $name on a link loop: $out"; exit 1; }
+  echo "$name: refused ($(echo "$out" | head -1))"
+}
+check_loop "inspect" inspect "$tmp/loop-a"
+check_loop "generate --bundle" generate --bundle "$tmp/loop-a" --out "$tmp/x.png"
+check_loop "merge" merge "$tmp/loop-a"
+check_loop "bench --prompts" bench --bundle "$bundle" --prompts "$tmp/loop-a"
+echo "every reader named the link loop"

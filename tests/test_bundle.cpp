@@ -297,7 +297,7 @@ class TestBundle : public QObject {
     write_bytes(dir + "/speculum.json", "[]");
     EXPECT_ERROR(Engine::load(params_for(dir)), "expected a JSON object");
     write_bytes(dir + "/speculum.json", "");
-    EXPECT_ERROR(Engine::load(params_for(dir)), "not valid UTF-8 JSON");
+    EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json: empty where JSON was expected");
   }
 
   void unknown_device() {

@@ -79,7 +79,7 @@ void GenerationWorker::generate(const GenerateParams& params) {
                                 .arg(m.tokens_per_second(), 0, 'f', 0);
     Q_EMIT finished(to_qimage(r.image), r.cancelled, summary);
   } catch (const std::exception& e) {
-    Q_EMIT failed(QString::fromStdString(e.what()));
+    Q_EMIT failed(QString::fromStdString(user_message(e)));
   }
 }
 

@@ -736,14 +736,14 @@ bool MainWindow::open_file(const QString& path) {
   try {  // a FIFO would block the window for ever, a device never ends, a huge file fills the memory
     check_input_file(path.toStdString(), limits::kMaxTraceBytes, "file");
   } catch (const std::exception& e) {
-    report(QString("Could not open %1: %2").arg(path, e.what()));
+    report(QString("Could not open %1: %2").arg(path, QString::fromStdString(user_message(e))));
     return false;
   }
   if (path.endsWith(".json", Qt::CaseInsensitive)) {  // a bench or sweep result, shown beside the comparison; runs go on
     try {
       comparison_->open_result(path);
     } catch (const std::exception& e) {
-      report(QString("Could not open %1: %2").arg(path, e.what()));
+      report(QString("Could not open %1: %2").arg(path, QString::fromStdString(user_message(e))));
       return false;
     }
     tabs_->setCurrentWidget(comparison_);
@@ -797,7 +797,7 @@ bool MainWindow::open_file(const QString& path) {
       report(QString("Opened %1: %2 steps").arg(QFileInfo(path).fileName()).arg(timeline_.step_count()));
     }
   } catch (const std::exception& e) {
-    report(QString("Could not open %1: %2").arg(path, e.what()));
+    report(QString("Could not open %1: %2").arg(path, QString::fromStdString(user_message(e))));
     return false;
   }
   tabs_->setCurrentIndex(0);
@@ -862,7 +862,7 @@ bool MainWindow::write_reported(const QString& path, const std::function<void()>
   try {
     write();
   } catch (const std::exception& e) {
-    report(QString("Could not write %1: %2").arg(path, e.what()));
+    report(QString("Could not write %1: %2").arg(path, QString::fromStdString(user_message(e))));
     return false;
   }
   report("Wrote " + path);

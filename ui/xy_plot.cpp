@@ -234,7 +234,7 @@ bool XyPlotDialog::save(const QString& path) {
     status_->setText("Wrote " + path);
     return true;
   } catch (const std::exception& e) {
-    status_->setText(QString("Could not write %1: %2").arg(path, e.what()));
+    status_->setText(QString("Could not write %1: %2").arg(path, QString::fromStdString(user_message(e))));
     return false;
   }
 }

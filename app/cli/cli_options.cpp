@@ -1,6 +1,7 @@
 #include "cli/cli_options.h"
 
 #include <charconv>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -101,10 +102,10 @@ int run_reporting_errors(const std::function<void()>& body) {
     std::cerr << "error: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory: the request or a file needs more memory than this machine has\n";
+  } catch (const std::filesystem::filesystem_error& e) {  // a path the program could not follow (a link loop, ...)
+    std::cerr << "error: " << user_message(e) << "\n";
   } catch (const std::exception& e) {
-    // LibTorch's messages carry a stack of C++ frames after their first line: the first line is the message.
-    const std::string what = e.what();
-    std::cerr << "error: unexpected failure: " << what.substr(0, what.find('\n')) << "\n";
+    std::cerr << "error: unexpected failure: " << user_message(e) << "\n";
   }
   return 1;
 }

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   try {
     engine = speculum::Engine::load(params);
   } catch (const std::exception& e) {
-    QMessageBox::critical(nullptr, "Speculum", QString("Cannot load the model bundle:\n%1").arg(e.what()));
+    QMessageBox::critical(nullptr, "Speculum", QString("Cannot load the model bundle:\n%1").arg(QString::fromStdString(speculum::user_message(e))));
     return 1;
   }
 

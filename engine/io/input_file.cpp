@@ -19,6 +19,8 @@ const char* special_file_kind(const std::filesystem::file_status& status) {
 std::uint64_t check_input_file(const std::string& path, std::uint64_t max_bytes, const char* what, const char* missing_hint) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows links: a link to a regular file is fine
+  if (ec && ec != std::errc::no_such_file_or_directory)  // a link loop, a name too long, no permission to look
+    throw Error(std::string("cannot read ") + what + " '" + path + "': " + ec.message());
   if (ec || !std::filesystem::exists(status))
     throw Error(std::string("cannot read ") + what + " '" + path + "': no such file" + missing_hint);
   if (!std::filesystem::is_regular_file(status))

@@ -74,7 +74,7 @@ nlohmann::json parse_untrusted_json(const std::string& text, const std::string& 
   try {
     nlohmann::json::sax_parse(text, &builder);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(what + ": not valid UTF-8 JSON: " + e.what());
+    throw Error(what + (text.empty() ? ": empty where JSON was expected" : ": not valid UTF-8 JSON: " + user_message(e)));
   }
   return result;
 }

@@ -141,7 +141,7 @@ Event event_from_json_line(const std::string& line) {
     try {
       return event_of_type(i, j);
     } catch (const nlohmann::json::exception& e) {
-      throw Error("event '" + type + "': " + e.what());
+      throw Error("event '" + type + "': " + user_message(e));
     }
   }
   std::string allowed;
