@@ -23,7 +23,7 @@ seconds() {  # one run's wall seconds; a run past 120 s counts as 120 (a hang, b
 steps_of() { grep -c '"type":"StepEnd"' "$1"; }
 printf "%-26s %8s %9s %12s %12s %10s\n" trace "MB" steps "last step s" "middle s" "vs normal"
 reference=
-for name in normal passes-65536 empty-steps-250000 one-cell-450000-commits recommits-20000-steps; do
+for name in normal passes-65536 empty-steps-250000 one-cell-450000-commits recommits-20000-steps draft-chain-65536; do
   file="$tmp/$name.jsonl"
   steps=$(steps_of "$file")
   last=$(for _ in $(seq "$runs"); do seconds "$file" "$steps"; done | median)
