@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Readers of paths a user gives, each handed a FIFO with no writer: every one must refuse it at once, naming it
 # ("it is a FIFO"), instead of blocking forever in open(). inspect (a bundle whose manifest is a FIFO), convert
-# llamagen (--gpt, --vq), merge, bench --prompts. Then a symbolic-link loop: each must say so in its own words, not
+# llamagen (--gpt, --vq), merge, bench --prompts, compare, plot --csv, data emoji --emoji-test. Then a symbolic-link loop: each must say so in its own words, not
 # the C++ library's ("filesystem error: status: ...").
 set -uo pipefail
 cli=$1
@@ -24,6 +24,9 @@ check "convert --gpt" convert llamagen --gpt "$tmp/fifo" --vq "$fixtures/llamage
 check "convert --vq" convert llamagen --gpt "$fixtures/llamagen/c2i_tiny.pt" --vq "$tmp/fifo" --set n_head=4 --out "$tmp/out2"
 check "merge" merge "$tmp/fifo"
 check "bench --prompts" bench --bundle "$bundle" --prompts "$tmp/fifo"
+check "compare" compare "$tmp/fifo" "$tmp/fifo"
+check "plot --csv" plot --csv "$tmp/fifo" --columns loss --out "$tmp/plot.png"
+QT_QPA_PLATFORM=offscreen check "data emoji --emoji-test" data emoji --emoji-test "$tmp/fifo" --out "$tmp/emoji"
 [ ! -e "$tmp/out1" ] && [ ! -e "$tmp/out2" ] || { echo "FAIL: a refused conversion left files"; exit 1; }
 echo "every reader refused the FIFO"
 ln -s "$tmp/loop-b" "$tmp/loop-a" && ln -s "$tmp/loop-a" "$tmp/loop-b"

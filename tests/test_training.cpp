@@ -234,7 +234,7 @@ class TestTraining : public QObject {
     QVERIFY(at::equal(batch, data::crop_batches(dataset.images, 5, 4, 32, 4)(0)));
     test::write_bytes(folder + "/captions.jsonl", index + R"({"file": "missing.png", "caption": "x"})" "\n");
     EXPECT_ERROR(data::load_folder_dataset(folder), "cannot read image");
-    EXPECT_ERROR(data::load_folder_dataset(folder + "/none"), "cannot open");
+    EXPECT_ERROR(data::load_folder_dataset(folder + "/none"), "no such file (make it with speculum-cli data");
   }
 
   void saved_bundle_gives_identical_logits() {

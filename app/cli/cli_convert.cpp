@@ -15,8 +15,8 @@ void add_convert_command(CLI::App& app) {
   std::string keys_help = "Override an inferred value, key=value; keys:";
   for (const auto& [key, what] : llamagen_override_keys()) keys_help += "\n  " + key + ": " + what;
   CLI::App* c = convert->add_subcommand("llamagen", "LlamaGen c2i or t2i GPT + VQ checkpoints (torch.save .pt) into a bundle");
-  c->add_option("--gpt", p->gpt_path, "The GPT checkpoint, e.g. c2i_B_256.pt")->required()->check(CLI::ExistingFile);
-  c->add_option("--vq", p->vq_path, "The VQ checkpoint, e.g. vq_ds16_c2i.pt")->required()->check(CLI::ExistingFile);
+  c->add_option("--gpt", p->gpt_path, "The GPT checkpoint, e.g. c2i_B_256.pt")->required();
+  c->add_option("--vq", p->vq_path, "The VQ checkpoint, e.g. vq_ds16_c2i.pt")->required();
   c->add_option("--t5", p->t5_dir, "t2i GPTs: the Flan-T5 folder (config.json, spiece.model, weights); the bundle refers to it")
       ->check(CLI::ExistingDirectory);
   c->add_option("--out", p->out_dir, "The bundle folder to create (must not exist)")->required();

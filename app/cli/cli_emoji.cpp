@@ -5,7 +5,6 @@
 #include <QImage>
 #include <QPainter>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,8 @@
 #include "io/atomic_file.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::cli {
 namespace {
@@ -26,8 +27,8 @@ struct EmojiEntry {
 };
 
 std::vector<EmojiEntry> read_emoji_test(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "' (install Debian's unicode-data: sudo apt-get install unicode-data)");
+  std::istringstream in(read_input_file(path, limits::kMaxSmallTextBytes, "emoji list",
+                                        " (install Debian's unicode-data: sudo apt-get install unicode-data)"));
   // "1F469 1F3FB 200D 1F4BC ; fully-qualified # 👩🏻‍💼 E4.0 woman office worker: light skin tone"
   const std::regex line_re(R"(^([0-9A-F ]+?)\s*;\s*fully-qualified\s*#\s*\S+\s+E[0-9.]+\s+(.+)$)");
   std::vector<EmojiEntry> out;

@@ -6,7 +6,6 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -15,6 +14,8 @@
 #include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::cli {
 
@@ -26,8 +27,7 @@ struct Series {
 };
 
 std::vector<Series> read_columns(const std::string& path, const std::vector<std::string>& wanted) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "'");
+  std::istringstream in(read_input_file(path, limits::kMaxTableBytes, "training log"));
   std::string line;
   std::getline(in, line);
   std::vector<std::string> header;

@@ -1,10 +1,11 @@
 #include "cli/eval_records.h"
 
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
 #include "error.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::cli {
 namespace {
@@ -59,8 +60,7 @@ std::string eval_csv_row(const EvalRecord& r) {
 }
 
 std::vector<EvalRecord> read_eval_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "'");
+  std::istringstream in(read_input_file(path, limits::kMaxTableBytes, "eval table"));
   std::string line;
   std::getline(in, line);
   const std::string header = kEvalCsvHeader;

@@ -3,12 +3,13 @@
 #include <ATen/Parallel.h>
 
 #include <csignal>
-#include <fstream>
 #include <sstream>
 
 #include "error.h"
 #include "io/json_fields.h"
 #include "models/device.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::cli {
 
@@ -25,11 +26,9 @@ void stop_training_on_signals() {
 
 VqConfig read_vq_run(const std::string& vq_dir) {
   const std::string path = vq_dir + "/tokenizer.json";
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "' (train the tokenizer first: speculum-cli train vq --out " + vq_dir + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json doc = parse_untrusted_json(text.str(), path, 4);
+  const std::string hint = " (train the tokenizer first: speculum-cli train vq --out " + vq_dir + ")";
+  const nlohmann::json doc =
+      parse_untrusted_json(read_input_file(path, limits::kMaxSmallTextBytes, "tokenizer file", hint.c_str()), path, 4);
   return read_tokenizer_section(JsonFields(doc, path));
 }
 

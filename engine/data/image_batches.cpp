@@ -2,7 +2,7 @@
 
 #include <c10/core/InferenceMode.h>
 
-#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "data/shapes_render.h"
@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "sampling/counter_rng.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::data {
 
@@ -89,8 +91,8 @@ SceneBatches shapes_scene_batches(std::uint64_t seed, int batch) {
 
 FolderDataset load_folder_dataset(const std::string& dir) {
   const std::string index = dir + "/captions.jsonl";
-  std::ifstream in(index);
-  if (!in) throw Error("cannot open '" + index + "' (make it with speculum-cli data shapes|emoji --out " + dir + ")");
+  const std::string hint = " (make it with speculum-cli data shapes|emoji --out " + dir + ")";
+  std::istringstream in(read_input_file(index, limits::kMaxSmallTextBytes, "caption index", hint.c_str()));
   FolderDataset dataset;
   std::vector<at::Tensor> images;
   int number = 0;

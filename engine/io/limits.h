@@ -32,6 +32,8 @@ inline constexpr int kMaxT5Vocab = 1 << 20;
 inline constexpr int kMaxT5Shards = 1024;
 inline constexpr std::size_t kMaxPromptBytes = 2000;
 inline constexpr int kMaxStepPasses = 1 << 16;      // target forward passes a trace may claim for one step
+inline constexpr std::uint64_t kMaxTableBytes = 256ull << 20;  // CSV tables a user gives (eval results, training logs)
+inline constexpr std::uint64_t kMaxSmallTextBytes = 64ull << 20;  // other text inputs: emoji lists, caption indexes, run files
 inline constexpr int kMaxDraftNodes = 1 << 16;      // cells (tree nodes) of one Draft event; methods draft at most a grid
 
 }  // namespace speculum::limits
