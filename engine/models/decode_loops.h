@@ -1,6 +1,6 @@
 // The decode step's pieces other than its matrix products, as plain loops over float32 on the CPU. A small
 // model's step is otherwise a few hundred LibTorch calls of a few microseconds each. The raw-buffer loops serve
-// decoder_layer_rows (one whole layer for the few rows of a decode step); the tensor versions serve the
+// decoder_layer_step (one whole layer for a decode step's one new token per row); the tensor versions serve the
 // LibTorch-shaped path (blocks.cpp, rope.cpp) whenever plain_cpu_floats holds, which keeps LibTorch's own
 // operations for gradients and CUDA.
 #pragma once
