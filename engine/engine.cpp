@@ -38,8 +38,8 @@ void check_prompt_characters(const std::string& prompt) {
     if ((c < 0x20 && c != '\t') || c == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02X", c);
-      throw Error(std::string("the prompt holds a control character (") + hex + " at byte " + std::to_string(i) +
-                  "); a prompt is one line of plain text");
+      throw Error(std::string("a control character (") + hex + ") at byte " + std::to_string(i) +
+                  ": the prompt must be one line of plain text");
     }
   }
 }

@@ -13,9 +13,8 @@ namespace speculum::ui {
 
 namespace {
 
-// Ticks at a round interval (1, 2 or 5 times a power of ten) from 0, about five per axis, while the
-// range stays exactly the data's (256 steps end at 256, not at a rounded 300).
-// The range [0, max] with ticks at 1, 2 or 5 times a power of ten, about five of them. The interval is set before
+// The range [0, max] with ticks at a round interval (1, 2 or 5 times a power of ten) from 0, about five per axis,
+// while the range stays exactly the data's (256 steps end at 256, not at a rounded 300). The interval is set before
 // the range: a chart builds an item per tick at each change, and the old interval over a new range of 65,536
 // (a trace's forward passes) made tens of thousands of them.
 void set_range_with_round_ticks(QValueAxis* axis, double max) {

@@ -10,7 +10,6 @@
 #include <optional>
 #include <map>
 #include <set>
-#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -82,13 +81,6 @@ std::vector<std::string> bench_prompts(const std::string& spec, const GeneratePa
       line.erase(0, line.find_first_not_of(" \t\r"));
       line.erase(line.find_last_not_of(" \t\r") + 1);
       if (line.empty() || line[0] == '#') continue;
-      for (const unsigned char c : line)
-        if ((c < 0x20 && c != '\t') || c == 0x7f) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\x%02X", c);
-          throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": a control character (" + hex +
-                      "); a prompt is one line of plain text");
-        }
       if (const std::string problem = engine.check_prompt(line); !problem.empty())
         throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": " + problem);
       if (static_cast<int>(prompts.size()) == kMaxPrompts) throw Error("--prompts: '" + spec + "' has more than 100,000 prompts");

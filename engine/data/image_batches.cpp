@@ -11,9 +11,9 @@
 #include "io/json_fields.h"
 #include <cstring>
 
-#include "sampling/counter_rng.h"
 #include "io/input_file.h"
 #include "io/limits.h"
+#include "sampling/counter_rng.h"
 
 namespace speculum::data {
 
