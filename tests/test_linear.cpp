@@ -1,5 +1,5 @@
 // The decode step's matrix product (models/linear.h): every format and shape against LibTorch's own product in
-// float64, the portable loop against the AVX2 kernels, results independent of the thread count, the 8-bit
+// float64, the portable loops against the AVX2 kernels, weight conversion for many-row products, results independent of the thread count, the 8-bit
 // quantisation's error bound, training's gradients, and a whole model in each format against float32.
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
@@ -15,11 +15,17 @@ using namespace speculum;
 
 namespace {
 
-// The reference: the weights as the format holds them (and for 8-bit weights the activations as quantised),
-// multiplied in float64.
+// The weights as the format holds them, converted by LibTorch (8-bit: each weight times its block's scale).
+at::Tensor held_weights(const LinearWeight& w) {
+  const at::Tensor values = w.values.to(at::kDouble);
+  if (w.format() != WeightFormat::Q8) return values;
+  return values * w.scales.to(at::kDouble).repeat_interleave(kQ8Block, 1);
+}
+
+// The reference: the held weights (and for 8-bit weights the activations as quantised), multiplied in float64.
 at::Tensor reference(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias) {
   const at::Tensor input = w.format() == WeightFormat::Q8 ? q8_activations(x) : x;
-  const at::Tensor y = at::linear(input.to(at::kDouble), w.to_float().to(at::kDouble), bias.defined() ? bias.to(at::kDouble) : bias);
+  const at::Tensor y = at::linear(input.to(at::kDouble), held_weights(w), bias.defined() ? bias.to(at::kDouble) : bias);
   return y.to(at::kFloat);
 }
 
@@ -74,6 +80,20 @@ class TestLinear : public QObject {
       const QuantizedRows xq = quantize_rows_q8(x.data_ptr<float>(), 3, 96);
       stream_linear_portable(x.data_ptr<float>(), xq, 3, view, bias.data_ptr<float>(), portable.data_ptr<float>(), 0, 45);
       QVERIFY2(max_error(vector, portable) < 1e-4, weight_format_name(format).c_str());
+    }
+  }
+
+  void weight_rows_convert_exactly() {
+    at::manual_seed(6);
+    for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
+      const LinearWeight lw = make_linear_weight(at::randn({20, 64}), format);
+      const WeightView view{lw.format(), lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 20, 64};
+      at::Tensor converted = at::empty({7, 64}), portable = at::empty({7, 64});
+      convert_weight_rows(view, 5, 12, converted.data_ptr<float>());
+      convert_weight_rows_portable(view, 5, 12, portable.data_ptr<float>());
+      const at::Tensor expected = held_weights(lw).narrow(0, 5, 7).to(at::kFloat);
+      QVERIFY2(at::equal(converted, expected), weight_format_name(format).c_str());  // a conversion, no rounding
+      QVERIFY2(at::equal(portable, expected), weight_format_name(format).c_str());
     }
   }
 

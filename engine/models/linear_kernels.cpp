@@ -9,6 +9,7 @@ namespace speculum {
 // The AVX2 kernels live in linear_kernels_avx2.cpp, the one file built with -mavx2 -mfma -mf16c.
 void stream_linear_avx2(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias, float* y,
                         std::int64_t first, std::int64_t last);
+void convert_weight_rows_avx2(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
 
 namespace {
 
@@ -75,6 +76,23 @@ void stream_linear(const float* x, int rows, const WeightView& w, const float* b
     stream_linear_avx2(x, xq, rows, w, bias, y, first, last);
   else
     stream_linear_portable(x, xq, rows, w, bias, y, first, last);
+}
+
+void convert_weight_rows_portable(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+  for (std::int64_t j = first; j < last; ++j)
+    for (std::int64_t k = 0; k < w.in; ++k)
+      *out++ = w.format == WeightFormat::Q8
+                   ? static_cast<const std::int8_t*>(w.values)[j * w.in + k] * w.scales[j * (w.in / kQ8Block) + k / kQ8Block]
+                   : weight_at(w, j, k);
+}
+
+void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+  if (w.format == WeightFormat::F32)
+    std::memcpy(out, static_cast<const float*>(w.values) + first * w.in, static_cast<std::size_t>((last - first) * w.in) * sizeof(float));
+  else if (stream_linear_vectorised())
+    convert_weight_rows_avx2(w, first, last, out);
+  else
+    convert_weight_rows_portable(w, first, last, out);
 }
 
 float from_f16_bits(std::uint16_t h) {

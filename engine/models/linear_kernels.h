@@ -38,12 +38,18 @@ struct QuantizedRows {
 void stream_linear(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
                    std::int64_t last);
 
+// Rows [first, last) of W as float32 into out [last - first, in] (q8: each weight times its block's scale): what a
+// GEMM over many activation rows multiplies by, one block of features at a time. Vectorised like stream_linear.
+void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
+
 // Whether stream_linear runs the AVX2 kernels on this CPU (else stream_linear_portable).
 bool stream_linear_vectorised();
 // The plain loop stream_linear falls back to (no vector instructions); `xq` is x quantised (quantize_q8_row per
 // row) when w is Q8, else unused.
 void stream_linear_portable(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
                             float* y, std::int64_t first, std::int64_t last);
+// The plain loop convert_weight_rows falls back to.
+void convert_weight_rows_portable(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
 
 // x [rows, in] quantised with quantize_q8_row, row by row, into this thread's buffers (valid until its next call).
 QuantizedRows quantize_rows_q8(const float* x, int rows, std::int64_t in);

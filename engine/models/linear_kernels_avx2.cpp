@@ -140,7 +140,25 @@ void run(const float* x, int rows, const WeightView& w, const float* bias, float
   }
 }
 
+// Eight 8-bit weights of row j from column k times their block's scale.
+inline __m256 load8_q8(const WeightView& w, std::int64_t j, std::int64_t k) {
+  const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const std::int8_t*>(w.values) + j * w.in + k));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_set1_ps(w.scales[j * (w.in / kQ8Block) + k / kQ8Block]));
+}
+
 }  // namespace
+
+void convert_weight_rows_avx2(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+  for (std::int64_t j = first; j < last; ++j)
+    for (std::int64_t k = 0; k < w.in; k += 8, out += 8) {  // `in` is a multiple of 8 for every non-f32 format
+      switch (w.format) {
+        case WeightFormat::F16: _mm256_storeu_ps(out, load8<WeightFormat::F16>(w, j, k)); break;
+        case WeightFormat::BF16: _mm256_storeu_ps(out, load8<WeightFormat::BF16>(w, j, k)); break;
+        case WeightFormat::Q8: _mm256_storeu_ps(out, load8_q8(w, j, k)); break;
+        case WeightFormat::F32: _mm256_storeu_ps(out, load8<WeightFormat::F32>(w, j, k)); break;
+      }
+    }
+}
 
 void stream_linear_avx2(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias, float* y,
                         std::int64_t first, std::int64_t last) {
