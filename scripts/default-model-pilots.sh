@@ -10,6 +10,8 @@
 # 800 steps, stopped by the clock after $MINUTES minutes):
 #   fresh      the plain next-token loss
 #   object4    each token's loss weighted by 1 + 4 x the share of its cell objects cover (--object-weight 4)
+#   reading    the plain loss + 0.2 x the caption-reading loss: a reader on each image's first object row predicts the
+#              caption's words (--caption-reading 0.2)
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -49,9 +51,10 @@ args_of() {
   case "$1" in
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 ;;
     object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 ;;
+    reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 ;;
     simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
       --steps 4000 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, simple)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, reading, simple)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done

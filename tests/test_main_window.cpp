@@ -118,6 +118,7 @@ class TestMainWindow : public QObject {
 
     auto replay = window();
     QVERIFY(replay->open_file(path("replay.jsonl")));
+    QCOMPARE(replay->status_text(), QString("Opened replay.jsonl: 256 steps"));  // ar: one step per token
     QCOMPARE(replay->canvas()->image().convertToFormat(QImage::Format_RGB888), generated);
     // The request came back with the trace.
     QCOMPARE(replay->request_panel()->request().seed, std::uint64_t(11));

@@ -261,6 +261,7 @@ class TestTrace : public QObject {
         2, 5);
     QVERIFY2(wanted.find("The target's own favourite there was token 4 (p 0.6).") != std::string::npos, wanted.c_str());
     QVERIFY2(wanted.find("this step fell behind by 1.") != std::string::npos, wanted.c_str());
+    QVERIFY2(wanted.find("2 target forward passes, 1 token committed") != std::string::npos, wanted.c_str());
     // SSD: a frontier drafted by a vertical head, then a later round that redraws a cell.
     const std::string ssd = explain_step({StepBegin{3, "verify", 2}, Frontier{3, {{1, 0}, {1, 1}}},
                                           Draft{3, 0, "v_head(1)", {{1, 0}, {1, 1}}, {4, 5}, {0.5f, 0.5f}, {}, {}}},

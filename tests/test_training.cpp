@@ -394,6 +394,38 @@ class TestTraining : public QObject {
     EXPECT_ERROR(train_target(tiny_gpt(), params, run + "2", TokenizedCorpus{}, {}, progress), "corpus is empty");
   }
 
+  void caption_reading_learns_the_words_and_resumes() {
+    const std::string run = dir_.path().toStdString() + "/reading";
+    TargetTrainParams params = short_run(40, 16, 20);
+    params.caption_reading = 1;
+    params.caption_dropout = 0;
+    params.log_every = 1;
+    TokenizedCorpus corpus = small_corpus(16);
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "object shares");
+    corpus.vocabulary = {"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11"};
+    corpus.object_share = at::zeros({16, 16});
+    for (int i = 0; i < 16; ++i) corpus.object_share[i].narrow(0, 4 * (1 + i % 3), 2).fill_(0.5);  // rows 1..3
+    params.stop_at = 20;
+    train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {});
+    params.stop_at = 0;
+    std::vector<std::string> lines;
+    train_target(tiny_gpt(), params, run, corpus, {}, [&](const std::string& line) { lines.push_back(line); });
+    QVERIFY(lines.front().find("resuming target training at step 20") != std::string::npos);
+    const TensorMap reader = load_tensors(SafetensorsFile::open(checkpoint_dir(run) + "/caption_reader.safetensors"),
+                                          {{"weight", {12, 64}}, {"bias", {12}}}, at::kCPU);
+    QVERIFY(reader.count("weight") && reader.count("bias"));
+    // The log's caption_reading column: the bag's loss (16 images, 3 distinct words each of 12) falls as the reader
+    // and the model learn which words each image's first object row stands for.
+    QFile log(QString::fromStdString(run + "/log.csv"));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QStringList rows = QString(log.readAll()).trimmed().split('\n');
+    const QStringList header = rows.front().split(',');
+    const auto column = header.indexOf("caption_reading");
+    QVERIFY(column > 0);
+    const double first = rows[1].split(',')[column].toDouble(), last = rows.back().split(',')[column].toDouble();
+    QVERIFY2(last < 0.7 * first, qPrintable(QString("caption_reading %1 -> %2").arg(first).arg(last)));
+  }
+
   void a_grown_run_starts_where_its_source_ended() {
     // A bag-of-words model is trained a little, then grown by a caption encoder and cell positions:
     // before its first step the grown model computes exactly what the source's EMA weights did.

@@ -794,7 +794,8 @@ bool MainWindow::open_file(const QString& path) {
       timeline_bar_->set_step_count(timeline_.step_count());
       timeline_bar_->set_position(timeline_.step_count());
       show_position(timeline_.step_count());
-      report(QString("Opened %1: %2 steps").arg(QFileInfo(path).fileName()).arg(timeline_.step_count()));
+      const int steps = timeline_.step_count();
+      report(QString("Opened %1: %2 %3").arg(QFileInfo(path).fileName()).arg(steps).arg(steps == 1 ? "step" : "steps"));
     }
   } catch (const std::exception& e) {
     report(QString("Could not open %1: %2").arg(path, QString::fromStdString(user_message(e))));

@@ -103,6 +103,11 @@ CLI::App* add_train_commands(CLI::App& app) {
                      "object shares; 0: the plain mean)")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  target->add_option("--caption-reading", g->params.caption_reading,
+                     "Weight of the caption-reading loss: a reader on each image's first object row predicts its caption's "
+                     "words, so the positions that decide the first shape must carry them (0: off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->final_callback([g] {
@@ -330,6 +335,9 @@ CLI::App* add_train_commands(CLI::App& app) {
       b->sampling.validate();
       BundleManifest m = read_manifest(b->target);
       m.sampling = b->sampling;
+      // The matrices run in the format they are stored in: f16 storage loses nothing more by running in f16, at half
+      // the bytes per decode step (docs/benchmarks/studies.md, "Weight formats").
+      m.weight_format = b->fp16 ? WeightFormat::F16 : WeightFormat::F32;
       // The EMA weights when the run has them (they sample better than the raw ones).
       std::string weights = checkpoint_dir(b->target) + "/ema.safetensors";
       if (!std::filesystem::exists(weights)) weights = checkpoint_dir(b->target) + "/weights.safetensors";

@@ -109,10 +109,10 @@ std::string shape_to_string(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-SafetensorsFile SafetensorsFile::open(const std::string& path) {
+SafetensorsFile SafetensorsFile::open(const std::string& path, const char* what) {
   SafetensorsFile f;
   f.path_ = path;
-  check_input_file(path, std::numeric_limits<std::uint64_t>::max(), "weights");  // a FIFO would block in open()
+  check_input_file(path, std::numeric_limits<std::uint64_t>::max(), what);  // a FIFO would block in open()
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};

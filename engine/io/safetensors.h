@@ -34,7 +34,8 @@ std::string shape_to_string(const std::vector<std::int64_t>& shape);  // "[3, 4]
 // is a speculum::Error naming the file and the first problem, never a crash.
 class SafetensorsFile {
  public:
-  static SafetensorsFile open(const std::string& path);
+  // `what` names the file in refusals of what is at the path ("weights", "corpus", ...).
+  static SafetensorsFile open(const std::string& path, const char* what = "weights");
   ~SafetensorsFile();
   SafetensorsFile(SafetensorsFile&& other) noexcept;
   SafetensorsFile& operator=(SafetensorsFile&& other) noexcept;

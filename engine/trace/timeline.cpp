@@ -113,8 +113,9 @@ std::optional<std::pair<int, float>> target_favourite(const std::vector<Event>& 
   return std::nullopt;
 }
 
-std::string plural(std::size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+std::string plural(std::size_t n, const std::string& word) {
+  const bool sibilant = word.ends_with("s") || word.ends_with("x") || word.ends_with("sh") || word.ends_with("ch");
+  return std::to_string(n) + " " + word + (n == 1 ? "" : sibilant ? "es" : "s");
 }
 
 // Why the first few soft accepts and rejections went as they did, in words.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "error.h"
@@ -29,7 +30,7 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
 }
 
 TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
-  const SafetensorsFile file = SafetensorsFile::open(path);
+  const SafetensorsFile file = SafetensorsFile::open(path, "corpus");
   const TensorInfo* codes = file.find("codes");
   const TensorInfo* words = file.find("words");
   if (!codes || !words || codes->dtype != DType::I32 || words->dtype != DType::I32 || codes->shape.size() != 2 ||
@@ -105,21 +106,31 @@ CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double captio
 
 namespace {
 
-// Teacher-forced logits [rows, tokens, vocab] of the corpus images `rows`, and their tokens.
-std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const TokenizedCorpus& corpus,
+// Teacher-forced hidden states [rows, tokens, dim] of the corpus images `rows` (Transformer::forward_teacher_hidden),
+// and their tokens.
+std::pair<at::Tensor, at::Tensor> teacher_hidden(const Transformer& model, const TokenizedCorpus& corpus,
                                                  const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption) {
   std::vector<std::vector<int>> words;
   for (auto r : rows) words.push_back(corpus.words.at(r));
   const at::Tensor tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(model.device());
   const auto [prefix, attendable] = model.caption_batch(words, null_caption);
-  return {model.forward_teacher(prefix, attendable, tokens), tokens};
+  return {model.forward_teacher_hidden(prefix, attendable, tokens), tokens};
+}
+
+// Teacher-forced logits [rows, tokens, vocab] of the corpus images `rows`, and their tokens.
+std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const TokenizedCorpus& corpus,
+                                                 const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption) {
+  const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, null_caption);
+  return {model.head(hidden), tokens};
 }
 
 }  // namespace
 
-at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption, double object_weight) {
-  const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
+namespace {
+
+// The next-token loss of teacher-forced logits (TargetTrainParams::object_weight).
+at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& tokens, const TokenizedCorpus& corpus,
+                      const std::vector<std::int64_t>& rows, double object_weight) {
   if (object_weight <= 0 || !corpus.object_share.defined())
     return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
   const at::Tensor per_token = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}), {},
@@ -129,14 +140,67 @@ at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, 
   return (per_token * weights).sum() / weights.sum();
 }
 
+// The caption reader of TargetTrainParams::caption_reading: word logits = weight [V, dim] · pooled hidden + bias [V].
+struct CaptionReader {
+  at::Tensor weight, bias;
+  static constexpr const char* kFile = "caption_reader.safetensors";
+
+  // Small weights and each word's log-odds in the corpus as the bias, so that the loss starts at the bag's entropy
+  // rather than at V·log 2 (which would swamp the token loss until the bias had learned the word frequencies).
+  static CaptionReader fresh(const TokenizedCorpus& corpus, std::int64_t dim, std::uint64_t seed) {
+    const auto vocabulary = static_cast<std::int64_t>(corpus.vocabulary.size());
+    at::Tensor counts = at::zeros({vocabulary}, at::kDouble);
+    for (const auto& caption : corpus.words) {
+      std::vector<bool> seen(static_cast<std::size_t>(vocabulary), false);
+      for (const int w : caption)
+        if (w >= 0 && w < vocabulary && !seen[w]) seen[w] = true, counts[w] += 1;
+    }
+    const at::Tensor share = ((counts + 0.5) / (static_cast<double>(corpus.size()) + 1.0)).to(at::kFloat);
+    at::manual_seed(seed);
+    return {at::randn({vocabulary, dim}) * 0.02, at::log(share / (1 - share))};
+  }
+};
+
+// The caption-reading loss (TargetTrainParams::caption_reading) on teacher-forced hidden states [B, N, dim] after the
+// final norm (the scale the output head reads): summed over the vocabulary, averaged over the images that take part;
+// 0 when none does.
+at::Tensor caption_reading_loss(const at::Tensor& hidden, const GptConfig& config, const TokenizedCorpus& corpus,
+                                const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption,
+                                const CaptionReader& reader) {
+  const std::int64_t vocabulary = reader.weight.size(0);
+  std::vector<at::Tensor> pooled, bags;
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    if (null_caption[b]) continue;
+    const at::Tensor rows_with_object =
+        (corpus.object_share[rows[b]].view({config.grid_rows, config.grid_cols}) >= 0.25).any(1).nonzero();
+    if (rows_with_object.numel() == 0) continue;
+    const std::int64_t first = rows_with_object[0][0].item<std::int64_t>();
+    pooled.push_back(hidden[static_cast<std::int64_t>(b)].narrow(0, first * config.grid_cols, config.grid_cols).mean(0));
+    at::Tensor bag = at::zeros({vocabulary});
+    for (const int w : corpus.words[rows[b]])
+      if (w >= 0 && w < vocabulary) bag[w] = 1.0f;
+    bags.push_back(bag);
+  }
+  if (pooled.empty()) return at::zeros({}, hidden.options());
+  const at::Tensor logits = at::linear(at::stack(pooled), reader.weight, reader.bias);
+  const at::Tensor bag = at::stack(bags).to(logits.device());
+  return at::binary_cross_entropy_with_logits(logits, bag, {}, {}, at::Reduction::Sum) / static_cast<double>(pooled.size());
+}
+
+}  // namespace
+
+at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
+                       const std::vector<bool>& null_caption, double object_weight) {
+  const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
+  return token_loss(logits, tokens, corpus, rows, object_weight);
+}
+
 at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                             const std::vector<bool>& null_caption, at::Tensor& tokens) {
   at::NoGradGuard no_grad;
-  std::vector<std::vector<int>> words;
-  for (auto r : rows) words.push_back(corpus.words.at(r));
-  tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(target.device());
-  const auto [prefix, attendable] = target.caption_batch(words, null_caption);
-  return target.forward_teacher_hidden(prefix, attendable, tokens);
+  auto [hidden, teacher_tokens] = teacher_hidden(target, corpus, rows, null_caption);
+  tokens = teacher_tokens;
+  return hidden;
 }
 
 void for_each_teacher_batch(const Transformer& target, const TokenizedCorpus& corpus, int images,
@@ -253,16 +317,51 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                                                 .weight_decay(params.weight_decay));
   if (resume) load_optimizer_state(optimizer, run_dir, params.device);
 
+  // The caption reader resumes from its weights; its optimizer's moments start afresh (a few steps to rebuild).
+  const bool reading = params.caption_reading > 0;
+  if (reading && !corpus.object_share.defined())
+    throw Error("--caption-reading needs a corpus tokenised with object shares (train tokenize writes them)");
+  CaptionReader reader;
+  if (reading) {
+    const std::string file = ckpt + "/" + CaptionReader::kFile;
+    const std::int64_t vocabulary = static_cast<std::int64_t>(corpus.vocabulary.size());
+    if (resume && std::filesystem::exists(file)) {
+      TensorMap saved = load_tensors(SafetensorsFile::open(file), {{"weight", {vocabulary, config.dim}}, {"bias", {vocabulary}}}, at::kCPU);
+      reader = {saved.at("weight"), saved.at("bias")};
+    } else {
+      reader = CaptionReader::fresh(corpus, config.dim, params.seed);
+    }
+    reader.weight = reader.weight.to(params.device).requires_grad_(true);
+    reader.bias = reader.bias.to(params.device).requires_grad_(true);
+  }
+  std::optional<torch::optim::AdamW> reader_optimizer;
+  if (reading)
+    reader_optimizer.emplace(std::vector<at::Tensor>{reader.weight, reader.bias},
+                             torch::optim::AdamWOptions(params.schedule.peak_lr).betas({0.9, 0.95}));
+
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
-  TrainingLog log(run_dir, {"loss", "lr", "grad_norm", "held_out_loss"}, last_step, state);
+  std::vector<std::string> columns = {"loss", "lr", "grad_norm", "held_out_loss"};
+  if (reading) columns.push_back("caption_reading");
+  TrainingLog log(run_dir, columns, last_step, state);
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
-    const at::Tensor loss = target_loss(model, corpus, rows, dropped, params.object_weight);
+    const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, dropped);
+    const at::Tensor loss = token_loss(model.head(hidden), tokens, corpus, rows, params.object_weight);
+    const at::Tensor read_loss =
+        reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
     optimizer.zero_grad();
-    loss.backward();
+    if (reading) {
+      reader_optimizer->zero_grad();
+      for (auto& group : reader_optimizer->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      (loss + params.caption_reading * read_loss).backward();
+      clip_gradients({reader.weight, reader.bias}, params.grad_clip);
+      reader_optimizer->step();
+    } else {
+      loss.backward();
+    }
     const double grad_norm = clip_gradients(parameters, params.grad_clip);
     optimizer.step();
     {
@@ -275,12 +374,14 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                             (stop && stop->load());
     if (checkpoint && held_out.size() > 0) last_held_out = held_out_loss(model, held_out);
     if ((step + 1) % params.log_every == 0 || checkpoint) {
-      const std::vector<double> values = {loss.item<double>(), lr, grad_norm, last_held_out};
+      std::vector<double> values = {loss.item<double>(), lr, grad_norm, last_held_out};
+      if (reading) values.push_back(read_loss.item<double>());
       log.row(step + 1, values);
       progress(log.progress(step, values));
     }
     if (checkpoint) {
       save_tensors(ckpt + "/ema.safetensors", ema);
+      if (reading) save_tensors(ckpt + "/" + CaptionReader::kFile, {{"weight", reader.weight.detach().cpu()}, {"bias", reader.bias.detach().cpu()}});
       save_checkpoint(run_dir, model.weights(), optimizer, log, step + 1, {{"held_out_loss", last_held_out}}, state);
     }
     if (stop && stop->load()) break;

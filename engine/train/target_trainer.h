@@ -63,6 +63,12 @@ struct TargetTrainParams {
   // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
   // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
   double object_weight = 0;
+  // Weight of the caption-reading loss: a linear reader on the mean hidden state of each image's first grid row that
+  // holds an object (a quarter of a cell or more) predicts which vocabulary words its caption has (a bag of words,
+  // binary cross-entropy summed over the vocabulary), so the positions that decide the first object's shape must
+  // carry the caption's words. The reader is trained with the model and kept in the run's checkpoint, not in the
+  // model. 0: off. Images without an object (emoji) or trained under the null caption take no part.
+  double caption_reading = 0;
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
   at::Device device = at::kCPU;  // where the model, its EMA and the optimizer state live; checkpoints are device-free
