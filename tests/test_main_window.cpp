@@ -22,10 +22,13 @@
 #include "result_view.h"
 #include "trace/bench_records.h"
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QCompleter>
 #include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
@@ -259,6 +262,43 @@ class TestMainWindow : public QObject {
     form.set_draft_sizes(std::nullopt, 1);
     QVERIFY(form.set_method("sjd"));
     QVERIFY(note->isHidden());
+  }
+
+  void the_method_form_reads_as_a_person_reads_it() {
+    ui::MethodParamsForm form;
+    QVERIFY(form.set_method("ssd"));
+    // An enumeration is a combo box of its choices, a switch a check box, a count a spin box with its unit; the labels
+    // are words, the identifiers stay what options() (and so requests and traces) carry.
+    auto* schedule = form.findChild<QComboBox*>("schedule");
+    QVERIFY(schedule);
+    QCOMPARE(schedule->currentText(), QString("joint"));
+    QCOMPARE(schedule->count(), 2);
+    auto* early_stop = form.findChild<QCheckBox*>("early_stop");
+    QVERIFY(early_stop && early_stop->isChecked());
+    auto* rounds = form.findChild<QSpinBox*>("rounds");
+    QVERIFY(rounds);
+    QCOMPARE(rounds->suffix(), QString(" rounds"));
+    rounds->setValue(1);
+    QCOMPARE(rounds->suffix(), QString(" round"));
+    QStringList labels;
+    for (QLabel* label : form.findChildren<QLabel*>()) labels << label->text();
+    QVERIFY2(labels.contains("Schedule") && labels.contains("Early stop") && !labels.contains("row0_rounds"),
+             qPrintable(labels.join(" | ")));
+    schedule->setCurrentIndex(1);
+    early_stop->setChecked(false);
+    const MethodOptions options = form.options();
+    QCOMPARE(options.at("schedule"), 1.0);
+    QCOMPARE(options.at("early_stop"), 0.0);
+    form.set_options({{"schedule", 0}, {"early_stop", 1}});
+    QCOMPARE(schedule->currentText(), QString("joint"));
+    QVERIFY(early_stop->isChecked());
+    // Every parameter of every method has a label, and an enumeration's range is exactly its choices.
+    for (const MethodInfo& m : available_methods())
+      for (const ParamSpec& p : m.params) {
+        QVERIFY2(!p.label.empty(), p.name.c_str());
+        if (!p.choices.empty()) QVERIFY(p.integer && p.min == 0 && p.max + 1 == double(p.choices.size()));
+        if (p.toggle) QVERIFY(p.integer && p.min == 0 && p.max == 1 && p.choices.empty());
+      }
   }
 
   void settings_persist_between_windows() {

@@ -547,6 +547,10 @@ class TestSpeculative : public QObject {
     EXPECT_ERROR(text_->generate(p), "method 'ssd': horizontal = 6, but bundle '" + test::bundles_dir() + "/tiny-text' has 5 horizontal heads");
     p.method_options = {{"vertical", 3}};
     EXPECT_ERROR(text_->generate(p), "vertical = 3.000000 is outside [1.000000, 2.000000]");
+    p.method_options = {{"schedule", 2}};  // an enumeration's refusal says what each value means
+    EXPECT_ERROR(text_->generate(p), "schedule = 2.000000 is outside [0.000000, 1.000000] or not an integer (0 = joint, 1 = staged)");
+    p.method_options = {{"early_stop", 0.5}};
+    EXPECT_ERROR(text_->generate(p), "or not an integer (0 = off, 1 = on)");
     p.method = "mulo";
     p.method_options = {{"tau", 1.5}};
     EXPECT_ERROR(text_->generate(p), "method 'mulo': tau = 1.500000 is outside [0.000000, 1.000000]");

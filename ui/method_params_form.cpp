@@ -1,5 +1,6 @@
 #include "method_params_form.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -28,6 +29,7 @@ MethodParamsForm::MethodParamsForm(QWidget* parent) : QWidget(parent) {
   params_ = new QWidget(this);
   params_layout_ = new QFormLayout(params_);
   params_layout_->setContentsMargins(12, 0, 0, 0);
+  params_layout_->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a long label puts its field below it, never squeezed
   layout->addWidget(params_);
   connect(method_, &QComboBox::currentTextChanged, this, [this] {
     rebuild();
@@ -120,20 +122,46 @@ void MethodParamsForm::rebuild() {
                            .arg(times(fastest)));
     }
     for (const ParamSpec& spec : m.params) {
-      QString tip = QString::fromStdString(spec.help + " (default " + std::to_string(spec.default_value) + ")");
-      if (spec.draft_size) tip = QString::fromStdString(spec.help) + "\n" + auto_meaning(spec, tuned, draft_sizes_ ? &*draft_sizes_ : nullptr, threads_);
-      QAbstractSpinBox* field = nullptr;
-      if (spec.draft_size) {  // one below the range reads "auto", the request's default
+      // The tooltip names the identifier that --opt, traces and saved requests use.
+      QString tip = QString::fromStdString(spec.help + " (" + spec.name + "; default " + param_value_text(spec, spec.default_value) + ")");
+      if (spec.draft_size)
+        tip = QString::fromStdString(spec.help + " (" + spec.name + ")") + "\n" +
+              auto_meaning(spec, tuned, draft_sizes_ ? &*draft_sizes_ : nullptr, threads_);
+      const QString unit = spec.unit.empty() ? QString() : " " + QString::fromStdString(spec.unit);
+      // A count's unit follows its value: "1 round", "2 rounds".
+      const auto follow_count = [spec](QSpinBox* box) {
+        const auto update = [spec, box](int value) {
+          const std::string text = param_value_text(spec, value);
+          box->setSuffix(spec.unit.empty() ? QString() : QString::fromStdString(text.substr(text.find(' '))));
+        };
+        update(box->value());
+        connect(box, &QSpinBox::valueChanged, box, update);
+      };
+      QWidget* field = nullptr;
+      if (spec.toggle) {
+        auto* box = new QCheckBox(params_);
+        box->setChecked(spec.default_value != 0);
+        connect(box, &QCheckBox::toggled, this, &MethodParamsForm::changed);
+        field = box;
+      } else if (!spec.choices.empty()) {
+        auto* box = new QComboBox(params_);
+        for (const std::string& choice : spec.choices) box->addItem(QString::fromStdString(choice));
+        box->setCurrentIndex(int(std::lround(spec.default_value)));
+        connect(box, &QComboBox::currentIndexChanged, this, &MethodParamsForm::changed);
+        field = box;
+      } else if (spec.draft_size) {  // one below the range reads "auto", the request's default
         auto* box = new QSpinBox(params_);
         box->setRange(int(spec.min) - 1, int(spec.max));
         box->setSpecialValueText("auto");
         box->setValue(box->minimum());
+        follow_count(box);
         connect(box, &QSpinBox::valueChanged, this, &MethodParamsForm::changed);
         field = box;
       } else if (spec.integer) {
         auto* box = new QSpinBox(params_);
         box->setRange(int(spec.min), int(spec.max));
         box->setValue(int(std::lround(spec.default_value)));
+        follow_count(box);
         connect(box, &QSpinBox::valueChanged, this, &MethodParamsForm::changed);
         field = box;
       } else {
@@ -141,12 +169,14 @@ void MethodParamsForm::rebuild() {
         box->setDecimals(3);
         box->setRange(spec.min, spec.max);
         box->setSingleStep((spec.max - spec.min) / 100);
+        box->setSuffix(unit);
         box->setValue(spec.default_value);
         connect(box, &QDoubleSpinBox::valueChanged, this, &MethodParamsForm::changed);
         field = box;
       }
       field->setToolTip(tip);
-      auto* label = new QLabel(QString::fromStdString(spec.name), params_);
+      field->setObjectName(QString::fromStdString(spec.name));
+      auto* label = new QLabel(QString::fromStdString(spec.label), params_);
       label->setToolTip(tip);
       params_layout_->addRow(label, field);
       fields_[spec.name] = field;
@@ -159,6 +189,8 @@ MethodOptions MethodParamsForm::options() const {
   for (const auto& [name, field] : fields_) {
     if (auto* i = qobject_cast<QSpinBox*>(field)) options[name] = i->specialValueText().isEmpty() || i->value() != i->minimum() ? i->value() : kAutoDraftSize;
     else if (auto* d = qobject_cast<QDoubleSpinBox*>(field)) options[name] = d->value();
+    else if (auto* c = qobject_cast<QCheckBox*>(field)) options[name] = c->isChecked() ? 1 : 0;
+    else if (auto* e = qobject_cast<QComboBox*>(field)) options[name] = e->currentIndex();
   }
   return options;
 }
@@ -170,6 +202,8 @@ void MethodParamsForm::set_options(const MethodOptions& options) {
     if (auto* i = qobject_cast<QSpinBox*>(it->second))
       i->setValue(!i->specialValueText().isEmpty() && value == kAutoDraftSize ? i->minimum() : int(std::lround(value)));
     else if (auto* d = qobject_cast<QDoubleSpinBox*>(it->second)) d->setValue(value);
+    else if (auto* c = qobject_cast<QCheckBox*>(it->second)) c->setChecked(value != 0);
+    else if (auto* e = qobject_cast<QComboBox*>(it->second)) e->setCurrentIndex(int(std::lround(value)));
   }
 }
 

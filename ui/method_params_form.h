@@ -1,5 +1,6 @@
-// A decoding method's own parameters as widgets, built from its ParamSpec list (defaults, ranges and
-// help text come from the engine), so a method added to the engine appears here without UI changes.
+// A decoding method's own parameters as widgets, built from its ParamSpec list (labels, units, defaults, ranges,
+// choices and help text come from the engine), so a method added to the engine appears here without UI changes:
+// a switch is a check box, an enumeration a combo box, a number a spin box with its unit.
 #pragma once
 
 #include <QWidget>
@@ -8,7 +9,6 @@
 
 #include "speculum.h"
 
-class QAbstractSpinBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
@@ -40,7 +40,7 @@ class MethodParamsForm : public QWidget {
   QWidget* params_ = nullptr;
   QFormLayout* params_layout_ = nullptr;
   QLabel* note_ = nullptr;
-  std::map<std::string, QAbstractSpinBox*> fields_;
+  std::map<std::string, QWidget*> fields_;  // spin box, check box (a switch) or combo box (an enumeration)
   std::optional<DraftSizeTable> draft_sizes_;
   int threads_ = 0;
 };

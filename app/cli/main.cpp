@@ -36,9 +36,18 @@ int main(int argc, char** argv) {
   app.add_subcommand("methods", "List the decoding methods and their parameters")->final_callback([] {
     for (const auto& m : speculum::available_methods()) {
       std::cout << m.name << "  " << m.summary << "\n";
-      for (const auto& p : m.params)
-        std::cout << "    " << p.name << " = " << (p.draft_size ? "auto (untuned: " : "") << p.default_value
-                  << (p.draft_size ? ")" : "") << "  [" << p.min << ", " << p.max << "]  " << p.help << "\n";
+      for (const auto& p : m.params) {
+        // The identifier first (what --opt takes), then what a person reads: label, default, the values allowed.
+        std::cout << "    " << p.name << " = " << (p.draft_size ? "auto (untuned: " : "")
+                  << speculum::param_value_text(p, p.default_value) << (p.draft_size ? ")" : "") << "  " << p.label << "; ";
+        if (p.toggle || !p.choices.empty()) {
+          for (int v = int(p.min); v <= int(p.max); ++v)
+            std::cout << (v == int(p.min) ? "" : ", ") << v << " = " << speculum::param_value_text(p, v);
+        } else {
+          std::cout << (p.integer ? "whole numbers " : "") << p.min << " to " << p.max << (p.unit.empty() ? "" : " " + p.unit);
+        }
+        std::cout << ". " << p.help << "\n";
+      }
     }
   });
   try {

@@ -15,13 +15,21 @@ MethodInfo mulo_method_info() {
           "Multi-Scale Local Speculative Decoding: a low-resolution drafter drafts rows, the pixel up-sampler turns them "
           "into full-resolution rows verified in one pass by pooled probability; rejected cells and their neighbourhood "
           "are resampled from the target as islands (lossy).",
-          {{"tau", "τ: accept a cell when the target's probability of its token plus its k nearest codes reaches this (ours)",
-            0.01, 0, 1, false},
-           {"neighbours", "k: nearest codes pooled with the drafted token (0 = the token alone)", 20, 0, 1000, true},
-           {"radius", "l: a rejected cell reopens the cells within l rows and columns of it in its block", 1, 0, 8, true},
-           {"rows_per_cycle", "Low-resolution rows drafted per cycle (each becomes r full-resolution rows)", 1, 1, 64, true, true, 1},
-           {"parallel", "1 = resample the islands side by side (one target pass per island position), 0 = one cell per pass",
-            1, 0, 1, true}}};
+          {{.name = "tau", .label = "Threshold τ",
+            .help = "Accept a cell when the target's probability of its token plus its k nearest codes reaches this (ours)",
+            .default_value = 0.01, .min = 0, .max = 1},
+           {.name = "neighbours", .label = "Neighbours k",
+            .help = "Nearest codes pooled with the drafted token (0 = the token alone)", .unit = "codes",
+            .default_value = 20, .min = 0, .max = 1000, .integer = true},
+           {.name = "radius", .label = "Radius l",
+            .help = "A rejected cell reopens the cells within l rows and columns of it in its block", .unit = "cells",
+            .default_value = 1, .min = 0, .max = 8, .integer = true},
+           {.name = "rows_per_cycle", .label = "Low-res rows per cycle",
+            .help = "Low-resolution rows drafted per cycle (each becomes r full-resolution rows)", .unit = "rows",
+            .default_value = 1, .min = 1, .max = 64, .integer = true, .draft_size = true, .auto_max = 1},
+           toggle_param("parallel", "Parallel islands",
+                        "On: the islands are resampled side by side (one target pass per island position); off: one "
+                        "cell per pass", true)}};
 }
 
 std::unique_ptr<Method> make_mulo_method(const MethodOptions& options, const MethodResources& r) {

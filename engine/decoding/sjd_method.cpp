@@ -12,9 +12,12 @@ MethodInfo sjd_method_info() {
       "sjd",
       "Speculative Jacobi Decoding: the target drafts for itself over a window of tokens, verified with probabilistic "
       "Jacobi acceptance and residual resampling (training-free, lossless).",
-      {{"window", "Tokens per Jacobi window (the committed token plus window - 1 drafts)", 16, 2, 64, true, true},
-       {"init", "How new window slots start: 0 = the left neighbour's token (spatial prior), 1 = a random token", 0, 0,
-        1, true}}};
+      {{.name = "window", .label = "Jacobi window",
+        .help = "Tokens per Jacobi window (the committed token plus window - 1 drafts)", .unit = "tokens",
+        .default_value = 16, .min = 2, .max = 64, .integer = true, .draft_size = true},
+       choice_param("init", "New slots start as",
+                    "How a slot entering the window is initialised: its left neighbour's token (a spatial prior) or a "
+                    "uniformly random token", {"left neighbour", "random token"}, 0)}};
 }
 
 void SjdMethod::run(DecodeSession& s) {

@@ -14,16 +14,28 @@ MethodInfo ssd_method_info() {
           "Spatially Speculative Decoding: horizontal heads draft row 0 in chunks, vertical heads draft whole rows from "
           "the committed row above; every cell verified independently with residual auto-correction over rounds, then "
           "committed (lossy for finitely many rounds).",
-          {{"horizontal", "Row 0: cells drafted per chunk (at most the bundle's horizontal heads; the default is capped by them)", 5, 1, kMaxHorizontalHeads, true},
-           {"vertical", "Rows drafted at once below the committed row (at most the bundle's vertical heads)", 1, 1,
-            kMaxVerticalHeads, true, true, 1},
-           {"rounds", "Verify-and-correct rounds per block of rows (0 = commit the drafts unverified)", 2, 0, 16, true},
-           {"row0_rounds", "Verify-and-correct rounds per chunk of row 0", 1, 0, 16, true},
-           {"early_stop", "1 = a round that replaces nothing ends the block's rounds and its pass commits", 1, 0, 1, true},
-           {"schedule", "Blocks of two rows: 0 = joint (rounds over both, one commit), 1 = staged (b rounds, commit the "
-                        "first row, i rounds on the second, commit)", 0, 0, 1, true},
-           {"staged_b", "Staged schedule: rounds over both rows before the first row commits", 1, 1, 16, true},
-           {"staged_i", "Staged schedule: rounds over the second row after that", 1, 0, 16, true}}};
+          {{.name = "horizontal", .label = "Row 0 chunk",
+            .help = "Row 0: cells drafted per chunk (at most the bundle's horizontal heads; the default is capped by them)",
+            .unit = "cells", .default_value = 5, .min = 1, .max = kMaxHorizontalHeads, .integer = true},
+           {.name = "vertical", .label = "Rows drafted at once",
+            .help = "Rows drafted at once below the committed row (at most the bundle's vertical heads)", .unit = "rows",
+            .default_value = 1, .min = 1, .max = kMaxVerticalHeads, .integer = true, .draft_size = true, .auto_max = 1},
+           {.name = "rounds", .label = "Rounds per block",
+            .help = "Verify-and-correct rounds per block of rows (0 = commit the drafts unverified)", .unit = "rounds",
+            .default_value = 2, .min = 0, .max = 16, .integer = true},
+           {.name = "row0_rounds", .label = "Row 0 rounds", .help = "Verify-and-correct rounds per chunk of row 0",
+            .unit = "rounds", .default_value = 1, .min = 0, .max = 16, .integer = true},
+           toggle_param("early_stop", "Early stop",
+                        "On: a round that replaces nothing ends the block's rounds and its pass commits", true),
+           choice_param("schedule", "Schedule",
+                        "Blocks of two rows: joint (rounds over both, one commit) or staged (b rounds, commit the first "
+                        "row, i rounds on the second, commit)", {"joint", "staged"}, 0),
+           {.name = "staged_b", .label = "Staged: joint rounds",
+            .help = "Staged schedule: rounds over both rows before the first row commits", .unit = "rounds",
+            .default_value = 1, .min = 1, .max = 16, .integer = true},
+           {.name = "staged_i", .label = "Staged: row 2 rounds",
+            .help = "Staged schedule: rounds over the second row after that", .unit = "rounds", .default_value = 1,
+            .min = 0, .max = 16, .integer = true}}};
 }
 
 std::unique_ptr<Method> make_ssd_method(const MethodOptions& options, const MethodResources& r) {

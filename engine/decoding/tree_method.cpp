@@ -14,9 +14,13 @@ namespace {
 // Defaults measured on this project's 2-core CPU with the default bundle (docs/benchmarks.md): a CPU pays
 // for every verified token, so its best trees are small (LANTERN's LlamaGen GPU default is 4 / 10 / 59).
 std::vector<ParamSpec> tree_specs(int depth, int top_k, int total_tokens) {
-  return {{"depth", "Deepest draft (tokens ahead of the last committed one)", double(depth), 1, 16, true},
-          {"top_k", "Children per expanded node, and nodes expanded per level", double(top_k), 1, 32, true},
-          {"total_tokens", "Draft tokens verified per target forward (the best-scored nodes)", double(total_tokens), 1, 128, true, true}};
+  return {{.name = "depth", .label = "Tree depth", .help = "Deepest draft (tokens ahead of the last committed one)",
+           .unit = "tokens", .default_value = double(depth), .min = 1, .max = 16, .integer = true},
+          {.name = "top_k", .label = "Branching", .help = "Children per expanded node, and nodes expanded per level",
+           .default_value = double(top_k), .min = 1, .max = 32, .integer = true},
+          {.name = "total_tokens", .label = "Tokens per pass",
+           .help = "Draft tokens verified per target forward (the best-scored nodes)", .unit = "tokens",
+           .default_value = double(total_tokens), .min = 1, .max = 128, .integer = true, .draft_size = true}};
 }
 
 // The (CFG, temperature, top-k, top-p) processed draft distributions [N, V] on the CPU of predicted features.
@@ -35,14 +39,18 @@ MethodInfo eagle_method_info() {
 
 MethodInfo lantern_method_info() {
   auto specs = tree_specs(6, 3, 12);
-  specs.push_back({"neighbours", "Nearest codebook neighbours considered for pooling (k; capped by the vocabulary)",
-                   1000, 1, 16383, true});
-  specs.push_back(
-      {"delta", "Total-variation budget: mass pooled onto a draft from its neighbours (LANTERN)", 0.1, 0, 1, false});
-  specs.push_back({"lambda", "LANTERN++: > 1 bounds the pooled probability by lambda x p instead of delta; 0 = off", 0,
-                   0, 100, false});
-  specs.push_back(
-      {"static_tree", "1: a fixed tree shape by drafter ranks (LANTERN++); 0: EAGLE-2's dynamic tree", 0, 0, 1, true});
+  specs.push_back({.name = "neighbours", .label = "Neighbours k",
+                   .help = "Nearest codebook neighbours considered for pooling (capped by the vocabulary)", .unit = "codes",
+                   .default_value = 1000, .min = 1, .max = 16383, .integer = true});
+  specs.push_back({.name = "delta", .label = "TV budget δ",
+                   .help = "Probability mass pooled onto a draft from its neighbours (LANTERN)", .default_value = 0.1,
+                   .min = 0, .max = 1});
+  specs.push_back({.name = "lambda", .label = "LANTERN++ bound λ",
+                   .help = "LANTERN++: above 1 bounds the pooled probability by λ × p instead of δ; 0 = off",
+                   .default_value = 0, .min = 0, .max = 100});
+  specs.push_back(choice_param("static_tree", "Tree shape",
+                               "EAGLE-2's dynamic tree, or a fixed shape by drafter ranks (LANTERN++)",
+                               {"dynamic", "static"}, 0));
   return {
       "lantern",
       "LANTERN: the EAGLE-2 tree, verified with latent-neighbourhood pooling: a draft also counts the target mass of "
@@ -52,12 +60,15 @@ MethodInfo lantern_method_info() {
 
 MethodInfo lisa_method_info() {
   auto specs = tree_specs(8, 2, 12);  // soft acceptance makes deeper, narrower trees pay
-  specs.push_back({"lisa_drafter", "1: the drafter trained with Locality-Informed Distillation; 0: the EAGLE drafter",
-                   1, 0, 1, true});
-  specs.push_back({"soft", "1: Geometry-Aware Soft Verification after a strict rejection; 0: exact verification only",
-                   1, 0, 1, true});
-  specs.push_back({"budget", "Confidence gap a step's soft accepts may spend, in units of the calibrated delta_max", 2,
-                   0, 16, false});
+  specs.push_back(choice_param("lisa_drafter", "Drafter",
+                               "The EAGLE drafter, or the one trained with Locality-Informed Distillation",
+                               {"EAGLE", "LISA"}, 1));
+  specs.push_back(toggle_param("soft", "Soft verification",
+                               "On: Geometry-Aware Soft Verification after a strict rejection; off: exact verification only",
+                               true));
+  specs.push_back({.name = "budget", .label = "Soft budget",
+                   .help = "Confidence gap a step's soft accepts may spend, in units of the calibrated delta_max",
+                   .unit = "× delta_max", .default_value = 2, .min = 0, .max = 16});
   return {"lisa",
           "LISA (reconstruction): a locality-distilled drafter, and soft acceptance of drafts close in the codebook to "
           "what an unconfident target wants; strict acceptance stays the floor.",
