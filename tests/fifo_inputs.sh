@@ -2,7 +2,7 @@
 # Readers of paths a user gives, each handed a FIFO with no writer: every one must refuse it at once, naming it
 # ("it is a FIFO"), instead of blocking forever in open(). inspect (a bundle whose manifest is a FIFO), convert
 # llamagen (--gpt, --vq), merge, bench --prompts, compare, plot --csv, data emoji --emoji-test. Then a symbolic-link loop: each must say so in its own words, not
-# the C++ library's ("filesystem error: status: ...").
+# the C++ library's ("filesystem error: status: ..."). Last, folders (a bundle, a VQ or target run) given as a FIFO.
 set -uo pipefail
 cli=$1
 bundle=$2
@@ -42,3 +42,18 @@ check_loop "generate --bundle" generate --bundle "$tmp/loop-a" --out "$tmp/x.png
 check_loop "merge" merge "$tmp/loop-a"
 check_loop "bench --prompts" bench --bundle "$bundle" --prompts "$tmp/loop-a"
 echo "every reader named the link loop"
+# Folders a command reads (a bundle, a VQ or target run) given as a FIFO: refused at once, naming the file looked for.
+check_folder() {
+  local name=$1; shift
+  out=$(timeout 20 "$cli" "$@" 2>&1)
+  rc=$?
+  [ $rc -ne 124 ] || { echo "FAIL: $name hangs on a FIFO given as a folder"; exit 1; }
+  [ $rc -ne 0 ] && echo "$out" | grep -q "$tmp/fifo/[a-z.]*': Not a directory" || { echo "FAIL: $name: $out"; exit 1; }
+  echo "$name: refused ($(echo "$out" | head -1))"
+}
+check_folder "generate --bundle" generate --bundle "$tmp/fifo" --out "$tmp/y.png"
+check_folder "train tokenize --vq" train tokenize --vq "$tmp/fifo" --count 1 --out "$tmp/c.safetensors"
+check_folder "train bundle --target" train bundle --vq "$tmp/fifo" --target "$tmp/fifo" --out "$tmp/b"
+check_folder "tune --bundle" tune --bundle "$tmp/fifo"
+[ ! -e "$tmp/b" ] && [ ! -e "$tmp/c.safetensors" ] || { echo "FAIL: a refused command left files"; exit 1; }
+echo "every folder reader refused the FIFO"
