@@ -54,6 +54,6 @@ check_folder() {
 check_folder "generate --bundle" generate --bundle "$tmp/fifo" --out "$tmp/y.png"
 check_folder "train tokenize --vq" train tokenize --vq "$tmp/fifo" --count 1 --out "$tmp/c.safetensors"
 check_folder "train bundle --target" train bundle --vq "$tmp/fifo" --target "$tmp/fifo" --out "$tmp/b"
-check_folder "tune --bundle" tune --bundle "$tmp/fifo"
-[ ! -e "$tmp/b" ] && [ ! -e "$tmp/c.safetensors" ] || { echo "FAIL: a refused command left files"; exit 1; }
+check_folder "tune --bundle" tune --bundle "$tmp/fifo" --out "$tmp/sizes.json"
+[ ! -e "$tmp/b" ] && [ ! -e "$tmp/c.safetensors" ] && [ ! -e "$tmp/sizes.json" ] || { echo "FAIL: a refused command left files"; exit 1; }
 echo "every folder reader refused the FIFO"
