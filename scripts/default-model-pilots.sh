@@ -12,6 +12,7 @@
 #   object4    each token's loss weighted by 1 + 4 x the share of its cell objects cover (--object-weight 4)
 #   reading    the plain loss + 0.2 x the caption-reading loss: a reader on each image's first object row predicts the
 #              caption's words (--caption-reading 0.2)
+#   reading-light  the same at a tenth of the weight (--caption-reading 0.02)
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -52,9 +53,10 @@ args_of() {
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 ;;
     object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 ;;
     reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 ;;
+    reading-light) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.02 ;;
     simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
       --steps 4000 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, reading, simple)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, simple)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done

@@ -150,6 +150,39 @@ class TestTraining : public QObject {
     EXPECT_ERROR(TokenizedCorpus::load(test::bundles_dir() + "/tiny-text/target.safetensors"), "is not a tokenised corpus");
   }
 
+  void class_corpora_round_trip_and_train_only_class_models() {
+    TokenizedCorpus corpus = small_corpus(4);
+    for (auto& w : corpus.words) w.clear();
+    corpus.classes = {0, 3, 3, 9};
+    const std::string dir = dir_.path().toStdString();
+    corpus.save(dir + "/classes.safetensors", 1);
+    const TokenizedCorpus back = TokenizedCorpus::load(dir + "/classes.safetensors");
+    QCOMPARE(back.classes, corpus.classes);
+    GptConfig class_model = tiny_gpt();
+    class_model.condition = ConditionKind::Class;
+    class_model.cls_token_num = 1;
+    class_model.num_classes = 10;
+    class_model.class_null_row = true;
+    check_corpus(back, class_model);
+    EXPECT_ERROR(check_corpus(back, tiny_gpt()), "the corpus holds class ids, but the model is text-conditioned");
+    EXPECT_ERROR(check_corpus(small_corpus(4), class_model), "a class-conditioned model trains on a corpus with a class per image");
+    class_model.num_classes = 5;
+    EXPECT_ERROR(check_corpus(back, class_model), "the corpus has class 9, outside the model's [0, 5)");
+    small_corpus(4).save(dir + "/captions.safetensors", 8);
+    EXPECT_ERROR(load_corpora({dir + "/classes.safetensors", dir + "/captions.safetensors"}), "has no classes, unlike");
+    QCOMPARE(load_corpora({dir + "/classes.safetensors", dir + "/classes.safetensors"}).classes.size(), std::size_t(8));
+    // The teacher-forced pass conditions a class model on each image's class (its null class under dropout).
+    class_model.num_classes = 10;
+    const Transformer model(class_model, random_weights(gpt_tensor_specs(class_model), 3), at::kCPU);
+    at::Tensor tokens;
+    const at::Tensor h = teacher_features(model, back, {1, 3}, {false, true}, tokens);
+    QCOMPARE(h.sizes().vec(), (std::vector<std::int64_t>{2, 16, 64}));
+    const auto [prefix, attendable] = model.class_batch({3, 9}, {false, true});
+    const at::Tensor table = model.weights().at("cls_embedding.embedding_table.weight");
+    QVERIFY(at::equal(prefix[0][0], table[3]) && at::equal(prefix[1][0], table[10]));  // row 10: the null class
+    QVERIFY(attendable.all().item<bool>());
+  }
+
   void object_shares_round_trip_and_a_corpus_without_them_weighs_as_background() {
     const std::string dir = dir_.path().toStdString();
     TokenizedCorpus shaded = small_corpus(3), plain = small_corpus(2);

@@ -16,6 +16,7 @@
 #include "models/model_config.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
+#include "sampling/counter_rng.h"
 #include "train/drafter_trainer.h"
 #include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
@@ -213,6 +214,7 @@ CLI::App* add_train_commands(CLI::App& app) {
   // The target's own images at the bundle's sampling, as a corpus: self-distillation data for drafters.
   struct SamplesArgs {
     std::string bundle, out;
+    std::vector<int> classes;  // class bundles: drawn uniformly from these (default: every class)
     int count = 256;
     std::uint64_t scene_seed = 960000000;
     int threads = 2;
@@ -223,7 +225,10 @@ CLI::App* add_train_commands(CLI::App& app) {
   samples->add_option("--bundle", sa->bundle, "Bundle")->required();
   samples->add_option("--out", sa->out, "Corpus file (.safetensors)")->required();
   samples->add_option("--count", sa->count, "Images")->check(CLI::Range(1, 1000000))->capture_default_str();
-  samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes from this seed on")->check(whole_number_check())->capture_default_str();
+  samples->add_option("--scene-seed", sa->scene_seed, "Captions of shapes scenes (class bundles: the classes drawn) from this seed on")
+      ->check(whole_number_check())->capture_default_str();
+  samples->add_option("--classes", sa->classes, "Class bundles: draw the classes uniformly from these ids (default: all)")
+      ->delimiter(',')->check(CLI::NonNegativeNumber);
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*samples, sa->device);
   samples->final_callback([sa] {
@@ -235,21 +240,38 @@ CLI::App* add_train_commands(CLI::App& app) {
       ep.threads = sa->threads;
       const auto engine = Engine::load(ep);
       const BundleManifest m = read_manifest(sa->bundle);
-      if (m.target.condition != ConditionKind::Text || m.target.caption_source != CaptionSource::Words)
-        throw Error("train samples: only bundles with a vocabulary of their own (shapes captions) so far; '" + m.dir +
-                    "' is class- or T5-conditioned");
+      const bool class_bundle = m.target.condition == ConditionKind::Class;
+      if (!class_bundle && m.target.caption_source != CaptionSource::Words)
+        throw Error("train samples: T5-conditioned bundles are not supported yet; '" + m.dir + "' reads T5 features");
+      std::vector<int> classes = sa->classes;
+      if (!class_bundle && !classes.empty()) throw Error("--classes: '" + m.dir + "' is text-conditioned, not class-conditioned");
+      for (const int c : classes)
+        if (c >= m.target.num_classes)
+          throw Error("--classes: class " + std::to_string(c) + " is outside [0, " + std::to_string(m.target.num_classes) + ")");
+      if (classes.empty())
+        for (int c = 0; c < (class_bundle ? m.target.num_classes : 0); ++c) classes.push_back(c);
       const TextVocabulary vocabulary(m.text_vocab);
       TokenizedCorpus corpus;
       corpus.vocabulary = m.text_vocab;
       std::vector<at::Tensor> codes;
       for (int i = 0; i < sa->count && !training_stop; ++i) {
         GenerateParams p;
-        p.prompt = data::sample_scene(sa->scene_seed + i).caption();
         p.seed = sa->scene_seed + i;
+        if (class_bundle) {  // uniform over the classes, from the image's own seed (resumable by --scene-seed)
+          const double u = counter_uniform(p.seed, RngStream::Data, 0, 0);
+          p.class_id = classes[std::min(classes.size() - 1, static_cast<std::size_t>(u * static_cast<double>(classes.size())))];
+        } else {
+          p.prompt = data::sample_scene(p.seed).caption();
+        }
         p.sampling = engine->info().sampling;
         const auto tokens = engine->generate(p).tokens;
         codes.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
-        corpus.words.push_back(vocabulary.encode(p.prompt));
+        if (class_bundle) {
+          corpus.words.emplace_back();
+          corpus.classes.push_back(p.class_id);
+        } else {
+          corpus.words.push_back(vocabulary.encode(p.prompt));
+        }
         if ((i + 1) % 50 == 0) std::cout << "generated " << i + 1 << " / " << sa->count << std::endl;
       }
       corpus.codes = at::stack(codes);

@@ -62,9 +62,9 @@ FrozenTargetRun start_frozen_target_run(const TrainerFlags& flags, const char* w
   FrozenTargetRun run;
   run.manifest = read_manifest(flags.bundle);
   const BundleManifest& m = run.manifest;
-  if (m.target.condition != ConditionKind::Text || m.target.caption_source != CaptionSource::Words)
-    throw Error(std::string("train ") + what + ": only bundles with a vocabulary of their own (shapes captions) so far; '" + m.dir +
-                "' is class- or T5-conditioned");
+  if (m.target.condition == ConditionKind::Text && m.target.caption_source != CaptionSource::Words)
+    throw Error(std::string("train ") + what + ": T5-conditioned bundles are not supported yet; '" + m.dir +
+                "' reads T5 features (class bundles and shapes-caption bundles train from their own samples)");
   run.corpus = load_corpora(flags.corpora);
   for (std::size_t i = 0; i < std::min(run.corpus.vocabulary.size(), m.text_vocab.size()); ++i)
     if (run.corpus.vocabulary[i] != m.text_vocab[i])

@@ -181,6 +181,23 @@ std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<s
   return {project_caption(at::where(as_bool(dropped, {batch, 1, 1}), null, encoded)), mask};
 }
 
+std::pair<at::Tensor, at::Tensor> Transformer::class_batch(const std::vector<int>& class_ids,
+                                                           const std::vector<bool>& null_class) const {
+  if (config_.condition != ConditionKind::Class) throw Error("this model is text-conditioned, not class-conditioned");
+  std::vector<std::int64_t> ids;
+  for (std::size_t b = 0; b < class_ids.size(); ++b) {
+    const bool null = b < null_class.size() && null_class[b];
+    if (null && !config_.class_null_row) throw Error("this model's class table has no null row: train it with class dropout 0");
+    if (!null && (class_ids[b] < 0 || class_ids[b] >= config_.num_classes))
+      throw Error("class " + std::to_string(class_ids[b]) + " is outside [0, " + std::to_string(config_.num_classes) + ")");
+    ids.push_back(null ? config_.num_classes : class_ids[b]);
+  }
+  const at::Tensor table = weight(weights_, "cls_embedding.embedding_table.weight");
+  const auto batch = static_cast<std::int64_t>(ids.size());
+  return {table.index_select(0, at::tensor(ids, at::kLong).to(device_)).unsqueeze(1),
+          at::ones({batch, config_.cls_token_num}, at::TensorOptions().dtype(at::kBool).device(device_))};
+}
+
 ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
   if (config_.condition != ConditionKind::Class) throw Error("this model is text-conditioned, not class-conditioned");
   if (class_id < 0 || class_id >= config_.num_classes)

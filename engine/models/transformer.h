@@ -81,6 +81,10 @@ class Transformer {
   std::pair<at::Tensor, at::Tensor> caption_batch(const std::vector<std::vector<int>>& word_ids,
                                                   const std::vector<bool>& null_caption) const;
 
+  // Class prefixes for a training batch, as caption_batch: [B, 1, dim] embeddings and [B, 1] attendable; rows with
+  // `null_class[b]` get the null class (the CFG row), which the model must have.
+  std::pair<at::Tensor, at::Tensor> class_batch(const std::vector<int>& class_ids, const std::vector<bool>& null_class) const;
+
   ConditionPrefix class_prefix(int class_id, int rows) const;
   // `word_ids` are text-vocabulary ids, at most cls_token_num of them; they are left-padded.
   ConditionPrefix text_prefix(const std::vector<int>& word_ids, int rows) const;

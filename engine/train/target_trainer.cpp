@@ -25,6 +25,7 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
   std::string joined;
   for (const auto& w : vocabulary) joined += (joined.empty() ? "" : "\n") + w;
   TensorMap tensors = {{"codes", codes.to(at::kInt)}, {"words", word_table}};
+  if (!classes.empty()) tensors["classes"] = at::tensor(classes, at::kInt);
   if (object_share.defined()) tensors["object_share"] = (object_share * 255).round().clamp(0, 255).to(at::kByte);
   save_tensors(path, tensors, DType::F32, {{"vocabulary", joined}});
 }
@@ -45,6 +46,12 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
     if (share->dtype != DType::U8 || share->shape != codes->shape)
       throw Error("'" + path + "': 'object_share' must be U8 of the shape of 'codes' " + shape_to_string(codes->shape));
     corpus.object_share = at::from_blob(const_cast<std::uint8_t*>(file.data(*share)), share->shape, at::kByte).to(at::kFloat) / 255;
+  }
+  if (const TensorInfo* classes = file.find("classes")) {
+    if (classes->dtype != DType::I32 || classes->shape != std::vector<std::int64_t>{codes->shape[0]})
+      throw Error("'" + path + "': 'classes' must be I32 [" + std::to_string(codes->shape[0]) + "], one per image");
+    const at::Tensor ids = view(classes);
+    corpus.classes.assign(ids.data_ptr<int>(), ids.data_ptr<int>() + ids.numel());
   }
   if (const auto it = file.metadata().find("vocabulary"); it != file.metadata().end()) {
     std::istringstream lines(it->second);
@@ -78,7 +85,10 @@ TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
     codes.push_back(part.codes);
     shares.push_back(part.object_share.defined() ? part.object_share : at::zeros(part.codes.sizes(), at::kFloat));
     any_share = any_share || part.object_share.defined();
+    if (codes.size() > 1 && part.classes.empty() != all.classes.empty())
+      throw Error("'" + path + "' " + (part.classes.empty() ? "has no classes" : "has classes") + ", unlike '" + paths.front() + "'");
     for (auto& w : part.words) all.words.push_back(std::move(w));
+    all.classes.insert(all.classes.end(), part.classes.begin(), part.classes.end());
   }
   all.codes = at::cat(codes);
   if (any_share) all.object_share = at::cat(shares);  // a corpus without shares weighs as background
@@ -90,6 +100,14 @@ void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
   if (corpus.codes.size(1) != config.image_tokens())
     throw Error("corpus images have " + std::to_string(corpus.codes.size(1)) + " tokens; the model's grid has " +
                 std::to_string(config.image_tokens()));
+  const bool class_model = config.condition == ConditionKind::Class;
+  if (class_model && static_cast<std::int64_t>(corpus.classes.size()) != corpus.size())
+    throw Error("a class-conditioned model trains on a corpus with a class per image (train samples writes one)");
+  if (!class_model && !corpus.classes.empty())
+    throw Error("the corpus holds class ids, but the model is text-conditioned");
+  for (const int c : corpus.classes)
+    if (c < 0 || c >= config.num_classes)
+      throw Error("the corpus has class " + std::to_string(c) + ", outside the model's [0, " + std::to_string(config.num_classes) + ")");
 }
 
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
@@ -110,9 +128,15 @@ namespace {
 // and their tokens.
 std::pair<at::Tensor, at::Tensor> teacher_hidden(const Transformer& model, const TokenizedCorpus& corpus,
                                                  const std::vector<std::int64_t>& rows, const std::vector<bool>& null_caption) {
+  const at::Tensor tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(model.device());
+  if (model.config().condition == ConditionKind::Class) {
+    std::vector<int> classes;
+    for (auto r : rows) classes.push_back(corpus.classes.at(r));
+    const auto [prefix, attendable] = model.class_batch(classes, null_caption);
+    return {model.forward_teacher_hidden(prefix, attendable, tokens), tokens};
+  }
   std::vector<std::vector<int>> words;
   for (auto r : rows) words.push_back(corpus.words.at(r));
-  const at::Tensor tokens = corpus.codes.index_select(0, at::tensor(rows, at::kLong)).to(model.device());
   const auto [prefix, attendable] = model.caption_batch(words, null_caption);
   return {model.forward_teacher_hidden(prefix, attendable, tokens), tokens};
 }

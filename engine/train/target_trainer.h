@@ -16,13 +16,15 @@
 
 namespace speculum {
 
-// Images as VQ codes with their captions as text-vocabulary ids; stored as safetensors
-// ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata "vocabulary", and optionally
-// "object_share" U8 [N, tokens]: 255 x the share of each token's cell the scene's objects cover).
+// Images as VQ codes with their condition: captions as text-vocabulary ids, or (a class-conditioned model's samples)
+// class ids; stored as safetensors ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata
+// "vocabulary", optionally "classes" I32 [N], and optionally "object_share" U8 [N, tokens]: 255 x the share of each
+// token's cell the scene's objects cover).
 struct TokenizedCorpus {
   at::Tensor codes;  // [N, tokens] int64
   at::Tensor object_share;  // [N, tokens] float 0..1, or undefined (a corpus tokenised before it existed); emoji rows 0
-  std::vector<std::vector<int>> words;
+  std::vector<std::vector<int>> words;  // empty captions in a class corpus
+  std::vector<int> classes;              // one per image in a class corpus, else empty
   std::vector<std::string> vocabulary;  // word of each id (stored in the file's metadata)
 
   std::int64_t size() const { return codes.defined() ? codes.size(0) : 0; }
@@ -35,7 +37,8 @@ struct TokenizedCorpus {
 // with emoji captions); the result carries the longest. Throws naming the file and the first differing word.
 TokenizedCorpus load_corpora(const std::vector<std::string>& paths);
 
-// Throws unless the corpus has images and each has `config`'s grid of tokens.
+// Throws unless the corpus has images, each has `config`'s grid of tokens, and a class model's corpus has a class
+// inside its table per image (a caption model's, none).
 void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config);
 
 // Step `step`'s training batch: `batch` corpus rows and, per row, whether it trains under the null
