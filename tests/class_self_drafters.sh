@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 30's path on a class-conditioned bundle: the target's own samples (train samples, classes drawn from --classes),
-# an EAGLE drafter and SSD heads trained on them and installed, then eagle (lossless) decodes exactly ar's greedy tokens
-# and ssd runs on the new heads. Also: --classes outside the table, or on a text bundle, is refused.
+# an EAGLE drafter and SSD heads trained on them and installed, LISA's bounds calibrated on the target's own images,
+# then eagle (lossless) decodes exactly ar's greedy tokens and lisa (soft acceptance) and ssd run on the new parts. Also: --classes outside the table, or on a text bundle, is refused.
 set -euo pipefail
 cli=$1
 bundles=$2
@@ -24,13 +24,15 @@ PY
 run train drafter --bundle "$tmp/bundle" --corpus "$tmp/samples.safetensors" --out "$tmp/drafter" --steps 6 --batch 4 --install > /dev/null
 run train ssd-heads --bundle "$tmp/bundle" --corpus "$tmp/samples.safetensors" --out "$tmp/heads" --steps 4 --batch 4 \
   --horizontal 5 --vertical 2 --install > /dev/null
+run calibrate --bundle "$tmp/bundle" --images 4 --positions 16 | grep -q "wrote them into" || { echo "FAIL: calibrate"; exit 1; }
+grep -q '"soft_verification"' "$tmp/bundle/speculum.json" || { echo "FAIL: no soft-verification bounds in the manifest"; exit 1; }
 tokens() { python3 -c "import sys; sys.path.insert(0, '$(dirname "$0")/../scripts'); from trace_tokens import end_tokens; print(end_tokens('$1'))"; }
-for method in ar eagle ssd; do
+for method in ar eagle lisa ssd; do
   run generate --bundle "$tmp/bundle" --prompt circle --seed 3 --top-k 1 --method $method --out "$tmp/$method.png" \
     --trace "$tmp/$method.jsonl" > /dev/null
 done
 [ "$(tokens "$tmp/eagle.jsonl")" = "$(tokens "$tmp/ar.jsonl")" ] || { echo "FAIL: eagle's greedy tokens differ from ar's"; exit 1; }
-[ -s "$tmp/ssd.png" ] || { echo "FAIL: ssd drew nothing"; exit 1; }
+for method in lisa ssd; do [ -s "$tmp/$method.png" ] || { echo "FAIL: $method drew nothing"; exit 1; }; done
 out=$(run train samples --bundle "$tmp/bundle" --count 1 --classes 99 --out "$tmp/x.safetensors" 2>&1) && exit 1
 echo "$out" | grep -q "class 99 is outside \[0, 10)" || { echo "FAIL: $out"; exit 1; }
 out=$(run train samples --bundle "$bundles/tiny-text" --count 1 --classes 1 --out "$tmp/x.safetensors" 2>&1) && exit 1

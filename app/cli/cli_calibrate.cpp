@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/cli_options.h"
+#include "cli/train_shared.h"
 #include "common/default_bundle.h"
 #include "data/shapes_scene.h"
 #include "decoding/codebook_geometry.h"
@@ -45,7 +46,7 @@ void add_calibrate_command(CLI::App& app) {
                 "Never relax where the target's top probability exceeds this")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes from this seed on")->check(whole_number_check())
+  c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes (class bundles: the classes drawn) from this seed on")->check(whole_number_check())
       ->capture_default_str();
   c->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
   c->add_flag("--dry-run", a->dry_run, "Print the bounds without writing them");
@@ -57,14 +58,16 @@ void add_calibrate_command(CLI::App& app) {
       ep.device = "cpu";
       const auto engine = Engine::load(ep);
       BundleManifest m = read_manifest(ep.bundle_dir);
-      if (m.target.condition != ConditionKind::Text)
-        throw Error("calibrate: only text-conditioned bundles so far ('" + m.dir + "' is class-conditioned)");
       c10::InferenceMode inference;
       const Transformer target(
           m.target, load_tensors(SafetensorsFile::open(m.target_path()), gpt_tensor_specs(m.target), at::kCPU),
           at::kCPU);
       // The target's own images, each with the condition it was drawn under. A T5 bundle (LlamaGen T2I) reads the same
-      // shapes captions as free text: the bounds measure the target's local sensitivity on its own samples.
+      // shapes captions as free text, a class bundle classes drawn as train samples draws them: the bounds measure the
+      // target's local sensitivity on its own samples.
+      const bool class_bundle = m.target.condition == ConditionKind::Class;
+      std::vector<int> classes;
+      for (int c = 0; c < (class_bundle ? m.target.num_classes : 0); ++c) classes.push_back(c);
       const TextVocabulary vocabulary(m.text_vocab);
       std::unique_ptr<T5Captions> t5;
       if (m.t5) t5 = std::make_unique<T5Captions>(open_t5_folder(m.t5_folder()), at::kCPU, m.t5->clean_captions, m.target.cls_token_num);
@@ -73,12 +76,15 @@ void add_calibrate_command(CLI::App& app) {
       std::vector<ConditionPrefix> conditions;
       for (int i = 0; i < a->images; ++i) {
         GenerateParams p;
-        p.prompt = data::sample_scene(a->scene_seed + i).caption();
         p.seed = static_cast<std::uint64_t>(i);
+        if (class_bundle) p.class_id = class_of_sample(a->scene_seed + i, classes);
+        else p.prompt = data::sample_scene(a->scene_seed + i).caption();
         p.sampling = engine->info().sampling;
         const auto tokens = engine->generate(p).tokens;
         images.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
-        if (t5) {
+        if (class_bundle) {
+          conditions.push_back(target.class_prefix(p.class_id, rows));
+        } else if (t5) {
           const EncodedCaption caption = t5->encode(p.prompt);
           conditions.push_back(target.caption_prefix(caption.features, caption.slots, rows));
         } else {

@@ -16,7 +16,6 @@
 #include "models/model_config.h"
 #include "models/text_vocabulary.h"
 #include "models/vq_model.h"
-#include "sampling/counter_rng.h"
 #include "train/drafter_trainer.h"
 #include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
@@ -257,9 +256,8 @@ CLI::App* add_train_commands(CLI::App& app) {
       for (int i = 0; i < sa->count && !training_stop; ++i) {
         GenerateParams p;
         p.seed = sa->scene_seed + i;
-        if (class_bundle) {  // uniform over the classes, from the image's own seed (resumable by --scene-seed)
-          const double u = counter_uniform(p.seed, RngStream::Data, 0, 0);
-          p.class_id = classes[std::min(classes.size() - 1, static_cast<std::size_t>(u * static_cast<double>(classes.size())))];
+        if (class_bundle) {
+          p.class_id = class_of_sample(p.seed, classes);
         } else {
           p.prompt = data::sample_scene(p.seed).caption();
         }

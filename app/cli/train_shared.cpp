@@ -8,6 +8,7 @@
 #include "error.h"
 #include "io/json_fields.h"
 #include "models/device.h"
+#include "sampling/counter_rng.h"
 #include "io/input_file.h"
 #include "io/limits.h"
 
@@ -54,6 +55,11 @@ void TrainerFlags::add_to(CLI::App& c, TrainSchedule& schedule, int& stop_at, in
   c.add_option("--threads", threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(c, device);
   c.add_option("--checkpoint-every", checkpoint_every, "Steps between checkpoints")->capture_default_str();
+}
+
+int class_of_sample(std::uint64_t seed, const std::vector<int>& classes) {
+  const double u = counter_uniform(seed, RngStream::Data, 0, 0);
+  return classes[std::min(classes.size() - 1, static_cast<std::size_t>(u * static_cast<double>(classes.size())))];
 }
 
 FrozenTargetRun start_frozen_target_run(const TrainerFlags& flags, const char* what) {

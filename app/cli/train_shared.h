@@ -43,4 +43,8 @@ struct FrozenTargetRun {
 };
 FrozenTargetRun start_frozen_target_run(const TrainerFlags& flags, const char* what);
 
+// The class a class bundle's self-sample with generation seed `seed` is drawn under: uniform over `classes`, from the
+// seed alone (so train samples and calibrate resume and repeat exactly).
+int class_of_sample(std::uint64_t seed, const std::vector<int>& classes);
+
 }  // namespace speculum::cli
