@@ -1,6 +1,7 @@
 // speculum-cli train target | drafter | samples | fit | bundle: the parts that need only LibTorch (they run in
 // SPECULUM_ENGINE_ONLY builds too, on CUDA with --device). Resumable; Ctrl-C stops after a checkpoint.
 #include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -56,6 +57,45 @@ BundleManifest default_manifest(const VqConfig& tokenizer, const TokenizedCorpus
   g.image_positions = shape.image_positions;
   m.image_size = side * tokenizer.downsample_factor();
   return m;
+}
+
+// Stores the target run `run_dir` (trained at a smaller grid) as bundle `bundle_dir`'s MuLo-SD low-resolution drafter.
+void install_low_res_drafter(const std::string& run_dir, const std::string& bundle_dir) {
+  BundleManifest m = read_manifest(bundle_dir);
+  const BundleManifest run = read_manifest(run_dir);
+  GptConfig same_grid = run.target;
+  same_grid.grid_rows = m.target.grid_rows;
+  same_grid.grid_cols = m.target.grid_cols;
+  if (!(same_grid == m.target) || run.text_vocab != m.text_vocab || run.classes != m.classes)
+    throw Error("run '" + run_dir + "' is not bundle '" + m.dir + "''s target architecture and conditioning at another grid");
+  const int factor = m.target.grid_rows / run.target.grid_rows;
+  if (factor * run.target.grid_rows != m.target.grid_rows || factor * run.target.grid_cols != m.target.grid_cols ||
+      std::find(kLowResFactors.begin(), kLowResFactors.end(), factor) == kLowResFactors.end())
+    throw Error("run '" + run_dir + "' has a " + std::to_string(run.target.grid_rows) + "x" + std::to_string(run.target.grid_cols) +
+                " grid; a low-resolution drafter's must be the bundle's " + std::to_string(m.target.grid_rows) + "x" +
+                std::to_string(m.target.grid_cols) + " divided by 2 or 4");
+  m.low_res_drafter = LowResDrafterEntry{"low-res-drafter.safetensors", run.target.grid_rows, run.target.grid_cols};
+  std::string weights = checkpoint_dir(run_dir) + "/ema.safetensors";
+  if (!std::filesystem::exists(weights)) weights = checkpoint_dir(run_dir) + "/weights.safetensors";
+  save_tensors(m.low_res_drafter_path(), load_tensors(SafetensorsFile::open(weights), gpt_tensor_specs(run.target), at::kCPU),
+               DType::F16);
+  write_manifest(m, bundle_dir);
+  std::cout << "installed " << run.target.grid_rows << "x" << run.target.grid_cols << " low-resolution drafter in " << m.dir << "\n";
+}
+
+// `corpus` at a grid `factor` times smaller: each image decoded with the bundle's tokenizer, average-pooled by
+// `factor` and encoded again (as train tokenize --downscale encodes rendered scenes); words and classes kept.
+TokenizedCorpus downscaled_corpus(const TokenizedCorpus& corpus, const VqModel& vq, int rows, int cols, int factor) {
+  c10::InferenceMode inference;
+  TokenizedCorpus low = corpus;
+  std::vector<at::Tensor> codes;
+  for (std::int64_t i = 0; i < corpus.size(); i += 32) {
+    const at::Tensor chunk = corpus.codes.narrow(0, i, std::min<std::int64_t>(32, corpus.size() - i)).reshape({-1, rows, cols});
+    codes.push_back(vq.encode(at::avg_pool2d(vq.decode(chunk), {factor, factor})).reshape({chunk.size(0), -1}));
+  }
+  low.codes = at::cat(codes).to(at::kLong);
+  low.object_share = at::Tensor();
+  return low;
 }
 
 }  // namespace
@@ -302,6 +342,68 @@ CLI::App* add_train_commands(CLI::App& app) {
     if (rc) throw CLI::RuntimeError(rc);
   });
 
+  // MuLo-SD's low-resolution drafter for any bundle, from its own samples: the samples downscaled through the bundle's
+  // tokenizer, a target at the smaller grid initialised from the bundle's (cell positions resampled), trained on them.
+  struct LowResTrainArgs {
+    std::string bundle, out, device = "cpu";
+    std::vector<std::string> corpora;
+    int factor = 2;
+    int threads = 2;
+    TargetTrainParams params;
+    bool install = false;
+  };
+  auto lo = std::make_shared<LowResTrainArgs>();
+  lo->params.schedule = {2000, 50, 3e-4, 0.1};
+  CLI::App* low = train->add_subcommand("low-res", "Train a bundle's MuLo-SD low-resolution drafter on its own samples (train samples)");
+  low->add_option("--bundle", lo->bundle, "Bundle whose target it drafts for (and starts from)")->required();
+  low->add_option("--corpus", lo->corpora, "The target's samples at its own grid (train samples)")->required();
+  low->add_option("--out", lo->out, "Run folder; resumes if it has a checkpoint")->required();
+  low->add_option("--factor", lo->factor, "Grid factor: 2 (a 16x16 target drafts at 8x8) or 4")->check(CLI::IsMember({2, 4}))->capture_default_str();
+  low->add_option("--steps", lo->params.schedule.steps, "Optimisation steps")->capture_default_str();
+  low->add_option("--lr", lo->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
+  low->add_option("--warmup", lo->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
+  low->add_option("--batch", lo->params.batch, "Sequences per step")->capture_default_str();
+  low->add_option("--checkpoint-every", lo->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  low->add_option("--threads", lo->threads, "LibTorch threads")->capture_default_str();
+  add_training_device_option(*low, lo->device);
+  low->add_flag("--install", lo->install, "At the end, store it in the bundle as its low-resolution drafter (F16)");
+  low->final_callback([lo] {
+    const int rc = run_reporting_errors([&] {
+      at::set_num_threads(lo->threads);
+      stop_training_on_signals();
+      lo->params.device = resolve_device(lo->device);
+      const BundleManifest m = read_manifest(lo->bundle);
+      BundleManifest run = m;  // the target's architecture and conditioning at the smaller grid, without the trained parts
+      run.drafters.clear();
+      run.ssd_heads.reset();
+      run.low_res_drafter.reset();
+      run.target.grid_rows = m.target.grid_rows / lo->factor;
+      run.target.grid_cols = m.target.grid_cols / lo->factor;
+      run.image_size = m.image_size / lo->factor;
+      if (run.target.grid_rows * lo->factor != m.target.grid_rows || run.target.grid_cols * lo->factor != m.target.grid_cols)
+        throw Error("--factor " + std::to_string(lo->factor) + " does not divide bundle '" + m.dir + "''s " +
+                    std::to_string(m.target.grid_rows) + "x" + std::to_string(m.target.grid_cols) + " grid");
+      const std::string low_corpus = lo->out + "/low-res-corpus.safetensors";
+      if (!std::filesystem::exists(low_corpus)) {  // made once; a resumed run trains on the same tokens
+        const TokenizedCorpus samples = load_corpora(lo->corpora);
+        check_corpus(samples, m.target);
+        const VqModel vq = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
+        std::filesystem::create_directories(lo->out);
+        downscaled_corpus(samples, vq, m.target.grid_rows, m.target.grid_cols, lo->factor).save(low_corpus, m.target.cls_token_num);
+        write_manifest(run, lo->out);
+      }
+      lo->params.init_from = lo->bundle;
+      if (m.target.condition == ConditionKind::Class && !m.target.class_null_row) lo->params.caption_dropout = 0;  // no null class
+      const TokenizedCorpus corpus = TokenizedCorpus::load(low_corpus);
+      std::cout << "low-resolution drafter: " << run.target.grid_rows << "x" << run.target.grid_cols << " grid, "
+                << corpus.size() << " images, " << lo->params.schedule.steps << " steps of " << lo->params.batch << "\n";
+      train_target(read_manifest(lo->out).target, lo->params, lo->out, corpus, {},
+                   [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
+      if (lo->install && !training_stop) install_low_res_drafter(lo->out, lo->bundle);
+    });
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
   // MuLo-SD's low-resolution drafter: a target run on a downscaled corpus, stored in a bundle it fits.
   struct LowResArgs {
     std::string run, bundle;
@@ -312,28 +414,7 @@ CLI::App* add_train_commands(CLI::App& app) {
   low_res->add_option("--run", lr->run, "Target run folder (its latest checkpoint, EMA weights when present)")->required();
   low_res->add_option("--bundle", lr->bundle, "Bundle")->required();
   low_res->final_callback([lr] {
-    const int rc = run_reporting_errors([&] {
-      BundleManifest m = read_manifest(lr->bundle);
-      const BundleManifest run = read_manifest(lr->run);
-      GptConfig same_grid = run.target;
-      same_grid.grid_rows = m.target.grid_rows;
-      same_grid.grid_cols = m.target.grid_cols;
-      if (!(same_grid == m.target) || run.text_vocab != m.text_vocab || run.classes != m.classes)
-        throw Error("run '" + lr->run + "' is not bundle '" + m.dir + "''s target architecture and conditioning at another grid");
-      const int factor = m.target.grid_rows / run.target.grid_rows;
-      if (factor * run.target.grid_rows != m.target.grid_rows || factor * run.target.grid_cols != m.target.grid_cols ||
-          std::find(kLowResFactors.begin(), kLowResFactors.end(), factor) == kLowResFactors.end())
-        throw Error("run '" + lr->run + "' has a " + std::to_string(run.target.grid_rows) + "x" + std::to_string(run.target.grid_cols) +
-                    " grid; a low-resolution drafter's must be the bundle's " + std::to_string(m.target.grid_rows) + "x" +
-                    std::to_string(m.target.grid_cols) + " divided by 2 or 4");
-      m.low_res_drafter = LowResDrafterEntry{"low-res-drafter.safetensors", run.target.grid_rows, run.target.grid_cols};
-      std::string weights = checkpoint_dir(lr->run) + "/ema.safetensors";
-      if (!std::filesystem::exists(weights)) weights = checkpoint_dir(lr->run) + "/weights.safetensors";
-      save_tensors(m.low_res_drafter_path(), load_tensors(SafetensorsFile::open(weights), gpt_tensor_specs(run.target), at::kCPU),
-                   DType::F16);
-      write_manifest(m, lr->bundle);
-      std::cout << "installed " << run.target.grid_rows << "x" << run.target.grid_cols << " low-resolution drafter in " << m.dir << "\n";
-    });
+    const int rc = run_reporting_errors([&] { install_low_res_drafter(lr->run, lr->bundle); });
     if (rc) throw CLI::RuntimeError(rc);
   });
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/bundle.h"
 #include "models/random_weights.h"
 #include "sampling/counter_rng.h"
 
@@ -280,6 +281,10 @@ at::Tensor resample_cell_table(const at::Tensor& table, std::int64_t cells) {
 int copy_from_run(TensorMap& weights, const std::string& run_dir) {
   std::string file = checkpoint_dir(run_dir) + "/ema.safetensors";
   if (!std::filesystem::exists(file)) file = checkpoint_dir(run_dir) + "/weights.safetensors";
+  // A bundle (no checkpoint, a manifest naming its target's weights) starts a run as well as a run does.
+  if (!std::filesystem::exists(file) && !std::filesystem::exists(checkpoint_dir(run_dir)) &&
+      std::filesystem::exists(run_dir + "/" + kManifestName))
+    file = read_manifest(run_dir).target_path();
   if (!std::filesystem::exists(file)) throw Error("--init-from '" + run_dir + "' has no checkpoint (" + file + ")");
   const SafetensorsFile source = SafetensorsFile::open(file);
   std::vector<TensorSpec> shared;

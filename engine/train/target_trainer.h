@@ -60,8 +60,8 @@ struct TargetTrainParams {
   int log_every = 10;
   int checkpoint_every = 100;
   int stop_at = 0;  // stop (with a checkpoint) before this step, keeping the schedule's horizon; 0 = run to its end
-  // A new run starts from this run folder's checkpoint (EMA weights if present) for every tensor both
-  // models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
+  // A new run starts from this run folder's checkpoint (EMA weights if present), or a bundle's target, for every
+  // tensor both models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
   std::string init_from;
   // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
   // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
