@@ -2,7 +2,7 @@
 # Issue 30's path on a class-conditioned bundle: the target's own samples (train samples, classes drawn from --classes),
 # an EAGLE drafter, SSD heads and MuLo-SD's low-resolution drafter (the samples downscaled through the bundle's
 # tokenizer) trained on them and installed, LISA's bounds calibrated on the target's own images; then eagle
-# (lossless) decodes exactly ar's greedy tokens and lisa, ssd and mulo run on the new parts. Also: --classes outside the table, or on a text bundle, is refused.
+# (lossless) decodes exactly ar's greedy tokens and lisa, ssd and mulo run on the new parts. Then the one-command chain. Also: --classes outside the table, or on a text bundle, is refused.
 set -euo pipefail
 cli=$1
 bundles=$2
@@ -56,4 +56,14 @@ out=$(run train samples --bundle "$tmp/bundle" --count 1 --classes 99 --out "$tm
 echo "$out" | grep -q "class 99 is outside \[0, 10)" || { echo "FAIL: $out"; exit 1; }
 out=$(run train samples --bundle "$bundles/tiny-text" --count 1 --classes 1 --out "$tmp/x.safetensors" 2>&1) && exit 1
 echo "$out" | grep -q "is text-conditioned, not class-conditioned" || { echo "FAIL: $out"; exit 1; }
-echo "a class bundle trained its own drafter and heads: eagle equals ar greedy"
+# The same chain in one command (scripts/train-drafters.sh) on a fresh copy, with a tiny time budget: every part
+# installed, a bench row per method; a second run finds every stage done and trains nothing again.
+cp -r "$bundles/tiny-class" "$tmp/chain"
+chain() { CLI=$cli OMP_NUM_THREADS=1 bash "$(dirname "$0")/../scripts/train-drafters.sh" "$tmp/chain" --minutes 0.2 --runs "$tmp/chain-runs"; }
+out=$(chain)
+echo "$out" | grep -q "every part installed" || { echo "FAIL: $out"; exit 1; }
+for method in ar sjd eagle lantern lisa ssd mulo; do
+  echo "$out" | grep -q "^ \`$method\` |" || { echo "FAIL: no bench row for $method: $out"; exit 1; }
+done
+[ "$(chain | grep -c "done before")" = 4 ] || { echo "FAIL: the second run of train-drafters.sh trained again"; exit 1; }
+echo "a class bundle trained its own drafter and heads: eagle equals ar greedy; train-drafters.sh ran and resumed"
