@@ -56,4 +56,10 @@ check_folder "train tokenize --vq" train tokenize --vq "$tmp/fifo" --count 1 --o
 check_folder "train bundle --target" train bundle --vq "$tmp/fifo" --target "$tmp/fifo" --out "$tmp/b"
 check_folder "tune --bundle" tune --bundle "$tmp/fifo" --out "$tmp/sizes.json"
 [ ! -e "$tmp/b" ] && [ ! -e "$tmp/c.safetensors" ] && [ ! -e "$tmp/sizes.json" ] || { echo "FAIL: a refused command left files"; exit 1; }
+# A run folder whose checkpoint state or training log is a FIFO: a resumed trainer refuses it.
+"$cli" train samples --bundle "$bundle" --count 2 --out "$tmp/samples.safetensors" --threads 1 > /dev/null
+mkdir -p "$tmp/run/checkpoint" && mkfifo "$tmp/run/checkpoint/state.json"
+check "train drafter (checkpoint state)" train drafter --bundle "$bundle" --corpus "$tmp/samples.safetensors" --out "$tmp/run" --steps 1
+mkdir -p "$tmp/run2" && mkfifo "$tmp/run2/log.csv"
+check "train drafter (training log)" train drafter --bundle "$bundle" --corpus "$tmp/samples.safetensors" --out "$tmp/run2" --steps 1
 echo "every folder reader refused the FIFO"

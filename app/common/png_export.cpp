@@ -6,6 +6,8 @@
 #include <QImageWriter>
 
 #include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 
 namespace speculum::app {
 
@@ -31,6 +33,7 @@ void write_png(const std::string& path, const QImage& image, const std::map<std:
 }
 
 std::map<std::string, std::string> read_png_text(const std::string& path) {
+  check_input_file(path, limits::kMaxImageFileBytes, "image");  // a FIFO would block the reader for ever
   QImageReader reader(QString::fromStdString(path));
   if (!reader.canRead()) throw Error("'" + path + "' is not a readable image: " + reader.errorString().toStdString());
   std::map<std::string, std::string> text;

@@ -241,7 +241,7 @@ std::vector<DetectedObject> detect_objects(const cv::Mat& input, BackgroundColor
 }
 
 cv::Mat read_rgb_image(const std::string& path) {
-  check_input_file(path, 256u << 20, "image");  // not a FIFO or device, at most 256 MiB
+  check_input_file(path, limits::kMaxImageFileBytes, "image");  // not a FIFO or device
   // The size before decoding: a PNG's IHDR says it, and a 30000x30000 image must not cost 5 GB to refuse.
   std::ifstream head(path, std::ios::binary);
   unsigned char bytes[24] = {};

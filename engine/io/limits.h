@@ -11,6 +11,7 @@ inline constexpr int kMaxGridSide = 128;            // tokens per side of a grid
 inline constexpr int kMaxVocab = 1 << 20;           // codes of a tokenizer, words of a text vocabulary
 inline constexpr int kMaxImageSide = 8192;          // pixels per side of an image that is read
 inline constexpr std::uint64_t kMaxImagePixels = 64ull << 20;
+inline constexpr std::uint64_t kMaxImageFileBytes = 256ull << 20;  // an image file read (PNG requests, checked images)
 inline constexpr std::size_t kMaxManifestBytes = 16u << 20;
 inline constexpr int kMaxManifestDepth = 16;        // JSON nesting of a manifest
 inline constexpr std::uint64_t kMaxTraceBytes = 4ull << 30;

@@ -13,6 +13,8 @@
 
 #include "error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "io/limits.h"
 #include "io/json_fields.h"
 
 namespace speculum {
@@ -26,9 +28,9 @@ double TrainSchedule::lr_at(int step) const {
 
 namespace {
 
-// Keeps the header and the rows of steps up to `last_step` (written atomically).
-void rewind_log(const std::string& path, int last_step) {
-  std::ifstream in(path);
+// Keeps the header and the rows of steps up to `last_step` of the log `text` read from `path` (written atomically).
+void rewind_log(const std::string& path, const std::string& text, int last_step) {
+  std::istringstream in(text);
   std::string kept, line;
   bool dropped = false;
   for (bool header = true; std::getline(in, line); header = false) {
@@ -51,8 +53,12 @@ TrainingLog::TrainingLog(const std::string& dir, std::vector<std::string> column
       start_(std::chrono::steady_clock::now()) {
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/log.csv";
-  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
-  if (!fresh) rewind_log(path, first_step_);
+  std::error_code ec;  // a FIFO or a device in the run folder is refused, not read for ever
+  const std::string text = std::filesystem::exists(std::filesystem::symlink_status(path, ec))
+                               ? read_input_file(path, limits::kMaxTableBytes, "training log")
+                               : std::string();
+  const bool fresh = text.empty();
+  if (!fresh) rewind_log(path, text, first_step_);
   csv_.open(path, std::ios::app);
   if (!csv_) throw Error("cannot write '" + path + "'");
   if (fresh) {
@@ -145,11 +151,9 @@ std::string checkpoint_dir(const std::string& run_dir) {
 
 bool read_checkpoint_state(const std::string& run_dir, CheckpointState& state) {
   const std::string path = checkpoint_dir(run_dir) + "/state.json";
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = parse_untrusted_json(text.str(), path, 4);
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return false;
+  const nlohmann::json j = parse_untrusted_json(read_input_file(path, limits::kMaxSmallTextBytes, "checkpoint state"), path, 4);
   const JsonFields f(j, path);
   state.step = f.integer("step");
   if (j.contains("values"))
