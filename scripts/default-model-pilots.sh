@@ -13,6 +13,8 @@
 #   reading    the plain loss + 0.2 x the caption-reading loss: a reader on each image's first object row predicts the
 #              caption's words (--caption-reading 0.2)
 #   reading-light  the same at a tenth of the weight (--caption-reading 0.02)
+#   fresh-hot  as fresh at a peak LR of 1e-3 (the shipped run's): whether a continuation is merely too gentle to re-learn
+#              the binding
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -48,15 +50,16 @@ fi
 # Each pilot's training arguments.
 args_of() {
   local continued=(--corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --init-from resources/training/target-ctx
-                   --steps 800 --warmup 50 --lr 3e-4)
+                   --steps 800 --warmup 50)
   case "$1" in
-    fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 ;;
-    object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 ;;
-    reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 ;;
-    reading-light) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.02 ;;
+    fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
+    object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 --lr 3e-4 ;;
+    reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 --lr 3e-4 ;;
+    reading-light) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.02 --lr 3e-4 ;;
+    fresh-hot) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 1e-3 ;;
     simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
       --steps 4000 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, simple)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, simple)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
