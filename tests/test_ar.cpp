@@ -2,6 +2,8 @@
 // event stream and its trace, greedy decoding, cancel, previews, and PNGs that reproduce their run.
 #include <ATen/Parallel.h>
 
+#include <fstream>
+
 #include "common/png_export.h"
 #include "speculum.h"
 #include "test_helpers.h"
@@ -218,7 +220,12 @@ class TestAr : public QObject {
     EXPECT_ERROR(check_request(GenerateParams::from_json(R"({"method": "ar", "method_options": {"depth": 3}})")),
                  "method 'ar' has no parameter 'depth'");
     check_request(restored);  // what a run wrote passes
-    EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/missing.png"), "not a readable image");
+    EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/missing.png"), "cannot read image '");
+    EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/missing.png"), "missing.png': no such file");
+    {
+      std::ofstream(dir_.path().toStdString() + "/not-a.png") << "text, not a PNG";
+      EXPECT_ERROR(app::read_png_text(dir_.path().toStdString() + "/not-a.png"), "not a readable image");
+    }
   }
 
   void shipped_bundle_loads_and_generates_a_full_grid() {
