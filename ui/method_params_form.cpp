@@ -131,8 +131,7 @@ void MethodParamsForm::rebuild() {
       // A count's unit follows its value: "1 round", "2 rounds".
       const auto follow_count = [spec](QSpinBox* box) {
         const auto update = [spec, box](int value) {
-          const std::string text = param_value_text(spec, value);
-          box->setSuffix(spec.unit.empty() ? QString() : QString::fromStdString(text.substr(text.find(' '))));
+          box->setSuffix(spec.unit.empty() ? QString() : " " + QString::fromStdString(param_unit_text(spec, value)));
         };
         update(box->value());
         connect(box, &QSpinBox::valueChanged, box, update);

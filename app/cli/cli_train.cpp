@@ -345,34 +345,24 @@ CLI::App* add_train_commands(CLI::App& app) {
   // MuLo-SD's low-resolution drafter for any bundle, from its own samples: the samples downscaled through the bundle's
   // tokenizer, a target at the smaller grid initialised from the bundle's (cell positions resampled), trained on them.
   struct LowResTrainArgs {
-    std::string bundle, out, device = "cpu";
-    std::vector<std::string> corpora;
+    TrainerFlags flags;  // --corpus: the target's samples at its own grid (train samples); --held-out likewise
     int factor = 2;
-    int threads = 2;
     TargetTrainParams params;
     bool install = false;
   };
   auto lo = std::make_shared<LowResTrainArgs>();
   lo->params.schedule = {2000, 50, 3e-4, 0.1};
   CLI::App* low = train->add_subcommand("low-res", "Train a bundle's MuLo-SD low-resolution drafter on its own samples (train samples)");
-  low->add_option("--bundle", lo->bundle, "Bundle whose target it drafts for (and starts from)")->required();
-  low->add_option("--corpus", lo->corpora, "The target's samples at its own grid (train samples)")->required();
-  low->add_option("--out", lo->out, "Run folder; resumes if it has a checkpoint")->required();
+  lo->flags.add_to(*low, lo->params.schedule, lo->params.stop_at, lo->params.batch, lo->params.seed, lo->params.checkpoint_every);
   low->add_option("--factor", lo->factor, "Grid factor: 2 (a 16x16 target drafts at 8x8) or 4")->check(CLI::IsMember({2, 4}))->capture_default_str();
-  low->add_option("--steps", lo->params.schedule.steps, "Optimisation steps")->capture_default_str();
-  low->add_option("--lr", lo->params.schedule.peak_lr, "Peak learning rate")->capture_default_str();
-  low->add_option("--warmup", lo->params.schedule.warmup, "Linear warm-up steps")->capture_default_str();
-  low->add_option("--batch", lo->params.batch, "Sequences per step")->capture_default_str();
-  low->add_option("--checkpoint-every", lo->params.checkpoint_every, "Steps between checkpoints")->capture_default_str();
-  low->add_option("--threads", lo->threads, "LibTorch threads")->capture_default_str();
-  add_training_device_option(*low, lo->device);
   low->add_flag("--install", lo->install, "At the end, store it in the bundle as its low-resolution drafter (F16)");
   low->final_callback([lo] {
     const int rc = run_reporting_errors([&] {
-      at::set_num_threads(lo->threads);
+      const TrainerFlags& f = lo->flags;
+      at::set_num_threads(f.threads);
       stop_training_on_signals();
-      lo->params.device = resolve_device(lo->device);
-      const BundleManifest m = read_manifest(lo->bundle);
+      lo->params.device = resolve_device(f.device);
+      const BundleManifest m = read_manifest(f.bundle);
       BundleManifest run = m;  // the target's architecture and conditioning at the smaller grid, without the trained parts
       run.drafters.clear();
       run.ssd_heads.reset();
@@ -383,23 +373,28 @@ CLI::App* add_train_commands(CLI::App& app) {
       if (run.target.grid_rows * lo->factor != m.target.grid_rows || run.target.grid_cols * lo->factor != m.target.grid_cols)
         throw Error("--factor " + std::to_string(lo->factor) + " does not divide bundle '" + m.dir + "''s " +
                     std::to_string(m.target.grid_rows) + "x" + std::to_string(m.target.grid_cols) + " grid");
-      const std::string low_corpus = lo->out + "/low-res-corpus.safetensors";
-      if (!std::filesystem::exists(low_corpus)) {  // made once; a resumed run trains on the same tokens
-        const TokenizedCorpus samples = load_corpora(lo->corpora);
+      // Samples at the bundle's grid, checked against it, then through its tokenizer at the smaller grid.
+      const auto downscaled = [&](const TokenizedCorpus& samples) {
         check_corpus(samples, m.target);
-        const VqModel vq = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
-        std::filesystem::create_directories(lo->out);
-        downscaled_corpus(samples, vq, m.target.grid_rows, m.target.grid_cols, lo->factor).save(low_corpus, m.target.cls_token_num);
-        write_manifest(run, lo->out);
+        return downscaled_corpus(samples, VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU), m.target.grid_rows,
+                                 m.target.grid_cols, lo->factor);
+      };
+      const std::string low_corpus = f.out + "/low-res-corpus.safetensors";
+      if (!std::filesystem::exists(low_corpus)) {  // made once; a resumed run trains on the same tokens
+        const TokenizedCorpus corpus = downscaled(load_corpora(f.corpora));
+        std::filesystem::create_directories(f.out);
+        corpus.save(low_corpus, m.target.cls_token_num);
+        write_manifest(run, f.out);
       }
-      lo->params.init_from = lo->bundle;
+      lo->params.init_from = f.bundle;
       if (m.target.condition == ConditionKind::Class && !m.target.class_null_row) lo->params.caption_dropout = 0;  // no null class
       const TokenizedCorpus corpus = TokenizedCorpus::load(low_corpus);
+      const TokenizedCorpus held_out = f.held_out.empty() ? TokenizedCorpus{} : downscaled(TokenizedCorpus::load(f.held_out));
       std::cout << "low-resolution drafter: " << run.target.grid_rows << "x" << run.target.grid_cols << " grid, "
                 << corpus.size() << " images, " << lo->params.schedule.steps << " steps of " << lo->params.batch << "\n";
-      train_target(read_manifest(lo->out).target, lo->params, lo->out, corpus, {},
+      train_target(read_manifest(f.out).target, lo->params, f.out, corpus, held_out,
                    [](const std::string& line) { std::cout << line << std::endl; }, &training_stop);
-      if (lo->install && !training_stop) install_low_res_drafter(lo->out, lo->bundle);
+      if (lo->install && !training_stop) install_low_res_drafter(f.out, f.bundle);
     });
     if (rc) throw CLI::RuntimeError(rc);
   });

@@ -40,12 +40,10 @@ int main(int argc, char** argv) {
         // The identifier first (what --opt takes), then what a person reads: label, default, the values allowed.
         std::cout << "    " << p.name << " = " << (p.draft_size ? "auto (untuned: " : "")
                   << speculum::param_value_text(p, p.default_value) << (p.draft_size ? ")" : "") << "  " << p.label << "; ";
-        if (p.toggle || !p.choices.empty()) {
-          for (int v = int(p.min); v <= int(p.max); ++v)
-            std::cout << (v == int(p.min) ? "" : ", ") << v << " = " << speculum::param_value_text(p, v);
-        } else {
+        if (const std::string choices = speculum::param_choices_text(p); !choices.empty())
+          std::cout << choices;
+        else
           std::cout << (p.integer ? "whole numbers " : "") << p.min << " to " << p.max << (p.unit.empty() ? "" : " " + p.unit);
-        }
         std::cout << ". " << p.help << "\n";
       }
     }

@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "error.h"
+#include "io/input_file.h"
 #include "io/json_fields.h"
+#include "io/limits.h"
 #include "models/device.h"
 #include "sampling/counter_rng.h"
-#include "io/input_file.h"
-#include "io/limits.h"
 
 namespace speculum::cli {
 

@@ -20,14 +20,6 @@ const std::vector<MethodInfo>& method_catalog() {
 
 namespace {
 
-// " (0 = joint, 1 = staged)" for an enumeration or a switch, else nothing.
-std::string value_meanings(const ParamSpec& spec) {
-  if (!spec.toggle && spec.choices.empty()) return "";
-  std::string out;
-  for (int v = int(spec.min); v <= int(spec.max); ++v) out += (out.empty() ? " (" : ", ") + std::to_string(v) + " = " + param_value_text(spec, v);
-  return out + ")";
-}
-
 void check_options(const MethodInfo& info, const MethodOptions& options) {
   for (const auto& [name, value] : options) {
     const ParamSpec* spec = nullptr;
@@ -40,11 +32,13 @@ void check_options(const MethodInfo& info, const MethodOptions& options) {
                   (allowed.empty() ? "none" : allowed) + ")");
     }
     if (spec->draft_size && value == kAutoDraftSize) continue;
-    if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value)))
+    if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value))) {
+      const std::string choices = param_choices_text(*spec);
       throw Error("method '" + info.name + "': " + name + " = " + std::to_string(value) + " is outside [" +
                   std::to_string(spec->min) + ", " + std::to_string(spec->max) + "]" +
                   (spec->integer ? " or not an integer" : "") + (spec->draft_size ? " (0 = auto)" : "") +
-                  value_meanings(*spec));
+                  (choices.empty() ? "" : " (" + choices + ")"));
+    }
   }
 }
 

@@ -24,9 +24,19 @@ std::string param_value_text(const ParamSpec& spec, double value) {
     return spec.choices[static_cast<std::size_t>(index)];
   std::ostringstream out;
   out << value;
-  // Units are plural ("tokens"); one of them reads singular.
-  if (!spec.unit.empty()) out << " " << (value == 1 && spec.unit.ends_with("s") ? spec.unit.substr(0, spec.unit.size() - 1) : spec.unit);
+  if (!spec.unit.empty()) out << " " << param_unit_text(spec, value);
   return out.str();
+}
+
+std::string param_unit_text(const ParamSpec& spec, double value) {
+  return value == 1 && spec.unit.ends_with("s") ? spec.unit.substr(0, spec.unit.size() - 1) : spec.unit;
+}
+
+std::string param_choices_text(const ParamSpec& spec) {
+  if (!spec.toggle && spec.choices.empty()) return "";
+  std::string out;
+  for (int v = int(spec.min); v <= int(spec.max); ++v) out += (out.empty() ? "" : ", ") + std::to_string(v) + " = " + param_value_text(spec, v);
+  return out;
 }
 
 }  // namespace speculum

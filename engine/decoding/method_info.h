@@ -35,6 +35,10 @@ ParamSpec choice_param(std::string name, std::string label, std::string help, st
 
 // How the value reads to a person: "on" / "off", the choice's name, or the number with its unit.
 std::string param_value_text(const ParamSpec& spec, double value);
+// The unit for `value`: plural, singular at 1 ("rounds", "round"); empty for a pure number.
+std::string param_unit_text(const ParamSpec& spec, double value);
+// What each value of an enumeration or a switch means, "0 = joint, 1 = staged"; empty for a number.
+std::string param_choices_text(const ParamSpec& spec);
 
 struct MethodInfo {
   std::string name;

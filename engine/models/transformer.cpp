@@ -199,15 +199,10 @@ std::pair<at::Tensor, at::Tensor> Transformer::class_batch(const std::vector<int
 }
 
 ConditionPrefix Transformer::class_prefix(int class_id, int rows) const {
-  if (config_.condition != ConditionKind::Class) throw Error("this model is text-conditioned, not class-conditioned");
-  if (class_id < 0 || class_id >= config_.num_classes)
-    throw Error("class " + std::to_string(class_id) + " is outside [0, " + std::to_string(config_.num_classes) + ")");
-  if (rows > 1 && !config_.class_null_row)
+  if (rows > 1 && config_.condition == ConditionKind::Class && !config_.class_null_row)
     throw Error("CFG is unavailable: this model's class table has no null row (it was trained without class dropout); use cfg 1");
-  std::vector<std::int64_t> ids = {class_id, config_.num_classes};  // row 1: the CFG null class
-  ids.resize(rows);
-  const at::Tensor table = weight(weights_, "cls_embedding.embedding_table.weight");
-  return {table.index_select(0, at::tensor(ids, at::kLong).to(device_)).unsqueeze(1), {1}};
+  // Row 1 (with CFG) is the null class.
+  return {class_batch(std::vector<int>(static_cast<std::size_t>(rows), class_id), {false, true}).first, {1}};
 }
 
 ConditionPrefix Transformer::text_prefix(const std::vector<int>& word_ids, int rows) const {

@@ -174,13 +174,13 @@ struct CaptionReader {
   // rather than at V·log 2 (which would swamp the token loss until the bias had learned the word frequencies).
   static CaptionReader fresh(const TokenizedCorpus& corpus, std::int64_t dim, std::uint64_t seed) {
     const auto vocabulary = static_cast<std::int64_t>(corpus.vocabulary.size());
-    at::Tensor counts = at::zeros({vocabulary}, at::kDouble);
+    std::vector<double> captions_with(static_cast<std::size_t>(vocabulary), 0.0);
     for (const auto& caption : corpus.words) {
       std::vector<bool> seen(static_cast<std::size_t>(vocabulary), false);
       for (const int w : caption)
-        if (w >= 0 && w < vocabulary && !seen[w]) seen[w] = true, counts[w] += 1;
+        if (w >= 0 && w < vocabulary && !seen[w]) seen[w] = true, captions_with[w] += 1;
     }
-    const at::Tensor share = ((counts + 0.5) / (static_cast<double>(corpus.size()) + 1.0)).to(at::kFloat);
+    const at::Tensor share = ((at::tensor(captions_with, at::kDouble) + 0.5) / (static_cast<double>(corpus.size()) + 1.0)).to(at::kFloat);
     at::manual_seed(seed);
     return {at::randn({vocabulary, dim}) * 0.02, at::log(share / (1 - share))};
   }
