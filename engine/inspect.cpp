@@ -12,6 +12,8 @@
 #include "speculum.h"
 
 namespace speculum {
+
+std::string TensorSummary::shape_text() const { return shape_to_string(shape); }
 namespace {
 
 FileSummary summarize(const std::string& path) {

@@ -240,6 +240,15 @@ struct ConvertReport {
   std::vector<std::string> lines;
 };
 ConvertReport convert_llamagen(const ConvertParams& params);
+// The override keys ConvertParams::overrides accepts, with what each sets.
+const std::vector<std::pair<std::string, std::string>>& llamagen_override_keys();
+
+// LANTERN's LlamaGen T2I drafter (config.json + pytorch_model.bin) into a converted T2I bundle as its eagle drafter.
+struct LanternDrafterParams {
+  std::string drafter_dir;  // config.json + pytorch_model.bin
+  std::string bundle_dir;   // a converted LlamaGen T2I bundle; its manifest gains drafters.eagle
+};
+ConvertReport import_lantern_drafter(const LanternDrafterParams& params);
 
 // What `speculum-cli inspect` prints: a bundle folder or a single safetensors file.
 struct TensorSummary {
@@ -247,6 +256,7 @@ struct TensorSummary {
   std::string dtype;
   std::vector<std::int64_t> shape;
   std::uint64_t bytes = 0;
+  std::string shape_text() const;  // "[3, 4]"
 };
 struct FileSummary {
   std::string path;

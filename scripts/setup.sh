@@ -11,6 +11,7 @@ packages=(
   xvfb xauth imagemagick fonts-dejavu-core time
   clang libclang-rt-dev
   fonts-noto-color-emoji unicode-data
+  python3-dev python3-numpy pybind11-dev python3-pybind11 python3-matplotlib
 )
 
 missing=()

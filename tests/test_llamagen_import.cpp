@@ -9,12 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "convert/imagenet_classes.h"
-#include "convert/llamagen_import.h"
+#include "speculum.h"
 #include "io/bundle.h"
 #include "models/tensor_io.h"
 #include "models/transformer.h"
 #include "sampling/distribution.h"
-#include "speculum.h"
 #include "llamagen_reference.h"
 #include "test_helpers.h"
 

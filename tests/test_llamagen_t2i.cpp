@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "convert/lantern_import.h"
+#include "speculum.h"
 #include "io/bundle.h"
 #include "io/safetensors.h"
 #include "io/t5_folder.h"
@@ -17,7 +17,6 @@
 #include "models/tensor_io.h"
 #include "models/transformer.h"
 #include "sampling/distribution.h"
-#include "speculum.h"
 #include "llamagen_reference.h"
 #include "test_helpers.h"
 #include "text/caption_cleaning.h"

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "frame_composer.h"
-#include "trace/grid_state.h"
+#include "speculum_tools.h"
 
 namespace speculum::ui {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "trace/grid_state.h"
+#include "speculum_tools.h"
 
 namespace speculum::ui {
 

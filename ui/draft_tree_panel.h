@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "draft_tree_layout.h"
-#include "trace/events.h"
+#include "speculum_tools.h"
 
 namespace speculum::ui {
 

@@ -12,7 +12,7 @@
 
 #include "speculum.h"
 #include "frame_composer.h"
-#include "trace/grid_state.h"
+#include "speculum_tools.h"
 #include "pacer.h"
 
 namespace speculum::ui {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "error.h"
+#include "speculum.h"
 
 namespace speculum::ui {
 

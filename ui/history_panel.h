@@ -8,7 +8,7 @@
 #include <deque>
 
 #include "speculum.h"
-#include "trace/timeline.h"
+#include "speculum_tools.h"
 
 class QListWidget;
 

@@ -12,7 +12,7 @@
 #include "frame_composer.h"
 #include "generation_worker.h"
 #include "speculum.h"
-#include "trace/timeline.h"
+#include "speculum_tools.h"
 
 class QAction;
 class QLabel;

@@ -18,12 +18,10 @@
 #include "common/png_export.h"
 #include "comparison_view.h"
 #include "gif_writer.h"
-#include "io/input_file.h"
-#include "io/limits.h"
+#include "speculum_tools.h"
 #include "main_window.h"
 #include "request_panel.h"
 #include "timeline_bar.h"
-#include "trace/trace_io.h"
 #include "video_writer.h"
 
 namespace speculum::ui {

@@ -5,7 +5,7 @@
 #include <QWidget>
 
 #include "pacer.h"
-#include "trace/timeline.h"
+#include "speculum_tools.h"
 
 class QLabel;
 class QChartView;

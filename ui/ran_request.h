@@ -3,7 +3,7 @@
 #pragma once
 
 #include "speculum.h"
-#include "trace/timeline.h"
+#include "speculum_tools.h"
 
 namespace speculum::ui {
 

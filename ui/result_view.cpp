@@ -10,7 +10,7 @@
 #include <QVBoxLayout>
 
 #include "common/speed_quality_chart.h"
-#include "error.h"
+#include "speculum.h"
 #include "table_height.h"
 
 namespace speculum::ui {

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "trace/bench_records.h"
+#include "speculum_tools.h"
 
 class QLabel;
 class QTableWidget;

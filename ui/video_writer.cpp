@@ -3,8 +3,8 @@
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "error.h"
-#include "io/atomic_file.h"
+#include "speculum.h"
+#include "speculum_tools.h"
 
 namespace speculum::ui {
 

@@ -15,20 +15,15 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/bench_kernels.h"
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_options.h"
 #include "common/default_bundle.h"
-#include "data/shapes_scene.h"
-#include "io/atomic_file.h"
-#include "io/json_fields.h"
+#include "speculum_tools.h"
 #ifndef SPECULUM_ENGINE_ONLY
-#include "cli/bench_features.h"
-#include "common/speed_quality_chart.h"
 #include "cli/sweep_grid.h"
-#include "eval/prompt_checker.h"
+#include "common/speed_quality_chart.h"
 #endif
-#include "io/input_file.h"
-#include "trace/bench_records.h"
 
 namespace speculum::cli {
 namespace {
@@ -134,17 +129,20 @@ Judges judges_for(BenchRun& run, const std::string& prompt_spec, const std::stri
     } catch (const Error&) {
       return std::nullopt;  // not a shapes caption (an emoji name, say): no verdict
     }
-    const cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
-    return eval::check_image(rgb, parsed).passed();
+    return check_image(image, parsed).passed();
   };
-  auto net = BenchFeatures::load(app::feature_net_path());
-  if (!net) return judges;
-  if (prompt_spec.rfind("builtin:", 0) == 0 && info.image_size == kFeatureNetImageSize) {
+  auto net = FeatureExtractor::load(app::feature_net_path());
+  if (!net) {
+    std::cerr << "bench: no feature network at '" << app::feature_net_path()
+              << "' (scripts/train-features.sh makes it): no Fréchet distance\n";
+    return judges;
+  }
+  if (prompt_spec.rfind("builtin:", 0) == 0 && info.image_size == FeatureExtractor::kImageSize) {
     const int n = static_cast<int>(run.prompts.size());
     run.reference = "the tokenizer's reconstructions of the " + std::to_string(n) + " held-out scenes the prompts describe";
     run.reference_features = net->of_scenes(data::kHeldOutSceneSeeds, n, bundle_dir);
   }
-  judges.features = [net = std::make_shared<BenchFeatures>(std::move(*net))](const Image& image) { return net->of(image); };
+  judges.features = [net = std::make_shared<FeatureExtractor>(std::move(*net))](const Image& image) { return net->of(image); };
   return judges;
 #endif
 }

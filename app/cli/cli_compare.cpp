@@ -11,7 +11,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/eval_records.h"
-#include "trace/bench_records.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 namespace {

@@ -2,8 +2,7 @@
 #include <iostream>
 
 #include "cli/cli_options.h"
-#include "convert/lantern_import.h"
-#include "convert/llamagen_import.h"
+#include "speculum.h"
 
 namespace speculum::cli {
 

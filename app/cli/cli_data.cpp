@@ -1,27 +1,12 @@
 // speculum-cli data shapes: write a seeded shapes dataset (PNG files + captions.jsonl).
 // speculum-cli check: score an image against a shapes prompt, or the checker against ground truth
 // (optionally passed through a bundle's tokenizer: the ceiling any target of that bundle can reach).
-#include <c10/core/InferenceMode.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <iomanip>
 #include <iostream>
-#include <map>
-#include <optional>
-#include <nlohmann/json.hpp>
 
-#include "cli/bench_features.h"
 #include "cli/cli_options.h"
 #include "common/default_bundle.h"
-#include "io/atomic_file.h"
-#include "data/image_batches.h"
-#include "data/shapes_render.h"
-#include "eval/prompt_checker.h"
-#include "io/bundle.h"
-#include "models/vq_model.h"
-#include "trace/frechet_distance.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 namespace {
@@ -33,37 +18,15 @@ void print_report(const eval::CheckReport& report) {
   std::cout << (report.passed() ? "PASS" : "FAIL") << "\n";
 }
 
-// Scores the checker on `count` rendered ground-truth scenes, each reconstructed by `tokenizer` when one is
-// given; prints accuracy per claim kind and family.
-void check_ground_truth(int count, std::uint64_t first_seed, const VqModel* tokenizer) {
-  std::map<std::string, std::pair<int, int>> by_kind, by_family;  // passed, total
-  std::vector<std::string> misses;
-  for (int i = 0; i < count; ++i) {
-    const data::Scene scene = data::sample_scene(first_seed + i);
-    const std::string caption = scene.caption();
-    const cv::Mat rendered = data::render_scene(scene);
-    const eval::CheckReport report =
-        eval::check_image(tokenizer ? data::reconstruct(*tokenizer, rendered) : rendered, eval::parse_shapes_prompt(caption));
-    for (const auto& c : report.claims) {
-      auto& k = by_kind[eval::claim_kind_name(c.kind)];
-      k.first += c.passed;
-      ++k.second;
-      if (!c.passed && misses.size() < 20)
-        misses.push_back("seed " + std::to_string(first_seed + i) + " \"" + caption + "\": " + c.failure());
-    }
-    auto& f = by_family[data::family_name(scene.family)];
-    f.first += report.passed();
-    ++f.second;
-    auto& all = by_family["all"];
-    all.first += report.passed();
-    ++all.second;
-  }
-  std::cout << "checker on " << count << (tokenizer ? " tokenizer reconstructions of" : "") << " ground-truth images (seeds " << first_seed << ".." << first_seed + count - 1 << ")\n";
-  for (const auto* table : {&by_family, &by_kind})
+// The checker's accuracy on ground truth, per family and claim kind, and its first misses.
+void print_ground_truth(const GroundTruthCheckRequest& request, const GroundTruthCheckReport& report) {
+  std::cout << "checker on " << request.count << (request.through_tokenizer.empty() ? "" : " tokenizer reconstructions of")
+            << " ground-truth images (seeds " << request.first_seed << ".." << request.first_seed + request.count - 1 << ")\n";
+  for (const auto* table : {&report.by_family, &report.by_claim})
     for (const auto& [name, pt] : *table)
-      std::cout << "  " << std::left << std::setw(12) << name << std::right << std::setw(6) << pt.first << " / "
-                << std::setw(6) << pt.second << "  " << std::fixed << std::setprecision(4) << double(pt.first) / pt.second << "\n";
-  for (const auto& m : misses) std::cout << "  miss: " << m << "\n";
+      std::cout << "  " << std::left << std::setw(12) << name << std::right << std::setw(6) << pt.passed << " / "
+                << std::setw(6) << pt.total << "  " << std::fixed << std::setprecision(4) << double(pt.passed) / pt.total << "\n";
+  for (const auto& m : report.misses) std::cout << "  miss: " << m << "\n";
 }
 
 }  // namespace
@@ -72,33 +35,14 @@ void add_data_commands(CLI::App& app) {
   CLI::App* data_cmd = app.add_subcommand("data", "Generate training data");
   data_cmd->require_subcommand(1);
   add_emoji_command(*data_cmd);
-  struct ShapesArgs {
-    std::string out;
-    int count = 1000;
-    std::uint64_t seed = 0;
-  };
-  auto shapes = std::make_shared<ShapesArgs>();
+  auto shapes = std::make_shared<ShapesDatasetRequest>();
   CLI::App* s = data_cmd->add_subcommand("shapes", "Seeded shapes scenes with captions (PNG + captions.jsonl)");
   s->add_option("--out", shapes->out, "Output folder")->required();
   s->add_option("--count", shapes->count, "Number of images")->check(CLI::Range(1, 10000000))->capture_default_str();
   s->add_option("--seed", shapes->seed, "First scene seed (scene i uses seed + i)")->check(whole_number_check())->capture_default_str();
   s->final_callback([shapes] {
     const int rc = run_reporting_errors([&] {
-      std::filesystem::create_directories(shapes->out);
-      const std::string index = shapes->out + "/captions.jsonl";
-      std::ostringstream lines;
-      for (int i = 0; i < shapes->count; ++i) {
-        const std::uint64_t seed = shapes->seed + i;
-        const data::Scene scene = data::sample_scene(seed);
-        char name[32];
-        std::snprintf(name, sizeof name, "%08d.png", i);
-        eval::write_rgb_png(shapes->out + "/" + name, data::render_scene(scene));
-        lines << nlohmann::json{{"file", name}, {"seed", seed}, {"caption", scene.caption()},
-                                {"family", data::family_name(scene.family)}}.dump()
-              << "\n";
-      }
-      write_text_atomically(index, lines.str());
-      std::cout << "wrote " << shapes->count << " images and " << index << "\n";
+      write_shapes_dataset(*shapes, {[](const std::string& line) { std::cout << line << "\n"; }, nullptr});
     });
     if (rc) throw CLI::RuntimeError(rc);
   });
@@ -123,16 +67,12 @@ void add_data_commands(CLI::App& app) {
     int result = 0;
     const int rc = run_reporting_errors([&] {
       if (check->ground_truth > 0) {
-        std::optional<VqModel> tokenizer;
-        if (!check->through_tokenizer.empty()) {
-          const BundleManifest m = read_manifest(check->through_tokenizer);
-          tokenizer = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
-        }
-        return check_ground_truth(check->ground_truth, check->seed, tokenizer ? &*tokenizer : nullptr);
+        const GroundTruthCheckRequest request{check->ground_truth, check->seed, check->through_tokenizer};
+        return print_ground_truth(request, check_ground_truth(request));
       }
       if (!check->through_tokenizer.empty()) throw Error("--through-tokenizer goes with --ground-truth N");
       if (check->prompt.empty() || check->image.empty()) throw Error("check needs --prompt and an image (or --ground-truth N)");
-      const eval::CheckReport report = eval::check_image(eval::read_rgb_image(check->image), eval::parse_shapes_prompt(check->prompt));
+      const eval::CheckReport report = check_image(read_image_file(check->image), eval::parse_shapes_prompt(check->prompt));
       print_report(report);
       if (!report.passed()) result = 3;
     });
@@ -150,7 +90,7 @@ void add_data_commands(CLI::App& app) {
   f->add_option("--through-tokenizer", floor->through_tokenizer, "Reconstruct every scene with this bundle's tokenizer first (as bench's reference)");
   f->final_callback([floor] {
     const int rc = run_reporting_errors([&] {
-      const auto net = BenchFeatures::load(app::feature_net_path());
+      const auto net = FeatureExtractor::load(app::feature_net_path());
       if (!net) throw Error("no feature network (scripts/train-features.sh makes it)");
       // bench's reference scenes (the eval prompts') against as many others from a disjoint range.
       const auto a = net->of_scenes(data::kHeldOutSceneSeeds, floor->count, floor->through_tokenizer);

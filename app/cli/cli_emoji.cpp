@@ -11,11 +11,9 @@
 #include <regex>
 
 #include "cli/cli_options.h"
-#include "io/atomic_file.h"
+#include "speculum_tools.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
-#include "io/input_file.h"
-#include "io/limits.h"
 
 namespace speculum::cli {
 namespace {

@@ -13,9 +13,7 @@
 #include "cli/eval_records.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
-#include "data/shapes_scene.h"
-#include "eval/prompt_checker.h"
-#include "io/atomic_file.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 namespace {
@@ -97,8 +95,7 @@ void add_eval_command(CLI::App& app) {
         totals.tokens += r.metrics.tokens;
         totals.nfe += r.metrics.nfe;
         totals.wall_ms += r.metrics.wall_ms;
-        const cv::Mat rgb(r.image.height, r.image.width, CV_8UC3, const_cast<std::uint8_t*>(r.image.rgb.data()));
-        const eval::CheckReport report = eval::check_image(rgb, eval::parse_shapes_prompt(p.prompt));
+        const eval::CheckReport report = check_image(r.image, eval::parse_shapes_prompt(p.prompt));
         all.add(report.passed());
         by_family[data::family_name(scene.family)].add(report.passed());
         for (const auto& claim : report.claims) by_claim[eval::claim_kind_name(claim.kind)].add(claim.passed);

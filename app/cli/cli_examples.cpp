@@ -8,9 +8,7 @@
 #include <map>
 
 #include "cli/cli_options.h"
-#include "data/shapes_scene.h"
-#include "eval/prompt_checker.h"
-#include "io/bundle.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 namespace {
@@ -93,8 +91,7 @@ void add_examples_command(CLI::App& app) {
           p.seed = static_cast<std::uint64_t>(seed);
           p.sampling = engine->info().sampling;
           const GenerateResult r = engine->generate(p);
-          const cv::Mat rgb(r.image.height, r.image.width, CV_8UC3, const_cast<std::uint8_t*>(r.image.rgb.data()));
-          candidate.passed += eval::check_image(rgb, parsed).passed();
+          candidate.passed += check_image(r.image, parsed).passed();
         }
         candidates.push_back(candidate);
         if ((i + 1) % 10 == 0) std::cerr << "examples: " << i + 1 << "/" << a->candidates << " captions\n";

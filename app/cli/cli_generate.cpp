@@ -4,9 +4,8 @@
 
 #include "cli/cli_options.h"
 #include "common/process_setup.h"
-#include "io/atomic_file.h"
+#include "speculum_tools.h"
 #include "common/image_output.h"
-#include "trace/trace_io.h"
 
 namespace speculum::cli {
 

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "cli/cli_options.h"
-#include "io/safetensors.h"
 
 namespace speculum::cli {
 
@@ -24,7 +23,7 @@ void add_inspect_command(CLI::App& app) {
         if (*list_tensors || report.manifest_json.empty())
           for (const auto& t : f.tensors)
             std::cout << "  " << std::left << std::setw(56) << t.name << " " << std::setw(5) << t.dtype << " "
-                      << std::setw(18) << shape_to_string(t.shape) << " " << t.bytes << " B\n";
+                      << std::setw(18) << t.shape_text() << " " << t.bytes << " B\n";
       }
       for (const auto& note : report.ignored) std::cout << "note: " << note << "\n";
       for (const auto& p : report.problems) std::cout << "problem: " << p << "\n";

@@ -14,8 +14,7 @@
 #include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
-#include "io/input_file.h"
-#include "io/limits.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 

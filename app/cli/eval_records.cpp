@@ -3,9 +3,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "error.h"
-#include "io/input_file.h"
-#include "io/limits.h"
+#include "speculum.h"
+#include "speculum_tools.h"
 
 namespace speculum::cli {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "io/atomic_file.h"
+#include "speculum.h"
+#include "speculum_tools.h"
 
 namespace speculum::app {
 

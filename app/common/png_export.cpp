@@ -5,9 +5,7 @@
 #include <QImageReader>
 #include <QImageWriter>
 
-#include "io/atomic_file.h"
-#include "io/input_file.h"
-#include "io/limits.h"
+#include "speculum_tools.h"
 
 namespace speculum::app {
 

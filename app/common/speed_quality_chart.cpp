@@ -9,7 +9,7 @@
 #include "common/chart_canvas.h"
 #include "common/offscreen_gui.h"
 #include "common/png_export.h"
-#include "error.h"
+#include "speculum.h"
 
 namespace speculum::app {
 

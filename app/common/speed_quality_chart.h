@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/bench_records.h"
+#include "speculum_tools.h"
 
 namespace speculum::app {
 

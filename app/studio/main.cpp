@@ -107,7 +107,10 @@ int main(int argc, char** argv) {
   window.show();
   if (cli.isSet(theme)) window.apply_theme(cli.value(theme));
   if (cli.isSet(layers)) window.set_layers(cli.value(layers).split(','));
-  if (cli.isSet(open)) window.open_file(cli.value(open));
+  if (cli.isSet(open)) {  // what became of the file, on the terminal too (scripts check it)
+    window.open_file(cli.value(open));
+    std::fprintf(stderr, "studio: %s\n", qPrintable(window.status_text()));
+  }
   if (step_value) window.timeline_bar()->set_position(static_cast<int>(*step_value));
   if (cli.isSet(generate)) QTimer::singleShot(0, &window, &speculum::ui::MainWindow::start_generation);
   if (cli.isSet(quit_when_done))

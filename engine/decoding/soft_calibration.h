@@ -13,15 +13,9 @@
 #include "io/bundle.h"
 #include "models/transformer.h"
 #include "sampling/sampling_params.h"
+#include "train/train_params.h"
 
 namespace speculum {
-
-struct SoftCalibrationParams {
-  double delta = 0.05;  // quantile level 1 - delta
-  int positions_per_image = 16;
-  double confidence_max = 0.9;
-  std::uint64_t seed = 0;
-};
 
 // `images` [B, N] token grids with the condition each was drawn under (a prefix with the CFG rows `sampling` needs:
 // row 0 conditional, row 1 the null condition); `whitened` [V, d] codes.

@@ -13,16 +13,6 @@
 
 namespace speculum {
 
-DrafterObjective parse_drafter_objective(const std::string& name) {
-  if (name == "eagle") return DrafterObjective::Eagle;
-  if (name == "lisa") return DrafterObjective::Lisa;
-  throw Error("unknown drafter objective '" + name + "' (allowed: eagle, lisa)");
-}
-
-const char* drafter_objective_name(DrafterObjective objective) {
-  return objective == DrafterObjective::Lisa ? "lisa" : "eagle";
-}
-
 double codebook_locality_radius(const at::Tensor& codes, int neighbours) {
   const at::Tensor c = codes.to(at::kCPU, at::kFloat);
   const auto k = std::min<std::int64_t>(neighbours, c.size(0) - 1);
@@ -71,7 +61,7 @@ Locality locality_of(const at::Tensor& codes, int neighbours) {
 
 }  // namespace
 
-DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, int images) {
+DrafterFitReport drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, int images) {
   c10::InferenceMode inference;
   const Transformer& target = drafter.target();
   double acceptance = 0, top1 = 0;
@@ -85,7 +75,7 @@ DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, in
     top1 += (p.argmax(-1) == q.argmax(-1)).sum().item<double>();
     count += p.size(0) * p.size(1);
   });
-  return count ? DrafterFit{acceptance / count, top1 / count} : DrafterFit{};
+  return count ? DrafterFitReport{acceptance / count, top1 / count} : DrafterFitReport{};
 }
 
 TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, const DrafterTrainParams& params,
@@ -115,7 +105,7 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
   TrainingLog log(run_dir, {"loss", "feature_loss", "ce", "lr", "grad_norm", "held_out_acceptance", "held_out_top1"},
                   last_step, state);
-  DrafterFit fit{state.values.count("held_out_acceptance") ? state.values["held_out_acceptance"] : 0,
+  DrafterFitReport fit{state.values.count("held_out_acceptance") ? state.values["held_out_acceptance"] : 0,
                  state.values.count("held_out_top1") ? state.values["held_out_top1"] : 0};
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);

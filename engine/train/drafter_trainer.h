@@ -13,46 +13,16 @@
 
 #include "models/drafter.h"
 #include "models/transformer.h"
+#include "speculum_tools.h"
 #include "train/target_trainer.h"
 #include "train/training_run.h"
 
 namespace speculum {
 
-enum class DrafterObjective { Eagle, Lisa };
-DrafterObjective parse_drafter_objective(const std::string& name);  // "eagle" | "lisa"; throws naming both
-const char* drafter_objective_name(DrafterObjective objective);
-
-struct DrafterTrainParams {
-  TrainSchedule schedule{2000, 50, 1e-3, 0.1};
-  int batch = 16;
-  double caption_dropout = 0.2;  // rows trained under the null caption (the CFG stream)
-  double feature_noise = 0.2;    // uniform input-feature noise, as a fraction of the features' RMS (EAGLE)
-  double ce_weight = 0.1;        // λ_p
-  double grad_clip = 0.5;
-  double weight_decay = 0.0;
-  DrafterObjective objective = DrafterObjective::Eagle;
-  // lisa: w_t = clamp(H_t · S_t / mean, w_min, w_max), S_t the mass within the codebook ball of radius ρ
-  // around the target's mode; ρ is the mean distance of a code to its `locality_neighbours`-th nearest
-  // code, and the soft target is smoothed with a Gaussian kernel of σ = ρ / 2.
-  bool lisa_weights = true;
-  bool lisa_smoothing = true;
-  int locality_neighbours = 8;
-  double weight_min = 0.2, weight_max = 5.0;
-  int log_every = 10;
-  int checkpoint_every = 100;
-  int stop_at = 0;
-  int held_out_images = 64;
-  std::uint64_t seed = 0;
-};
-
 // How well a drafter matches its target on teacher-forced images (conditional stream): the mean
 // acceptance of standard speculative sampling Σ_v min(p, q), and how often the drafter's top-1 is the
 // target's top-1.
-struct DrafterFit {
-  double acceptance = 0;
-  double top1 = 0;
-};
-DrafterFit drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, int images);
+DrafterFitReport drafter_fit(const Drafter& drafter, const TokenizedCorpus& corpus, int images);
 
 // The geometry LISA uses: codes [V, d] (the tokenizer's normalised codebook) -> the locality radius ρ.
 double codebook_locality_radius(const at::Tensor& codes, int neighbours);

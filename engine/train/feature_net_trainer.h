@@ -23,13 +23,6 @@ struct SceneBatch {
 };
 using SceneBatches = std::function<SceneBatch(int step)>;  // deterministic per step
 
-struct FeatureNetTrainParams {
-  TrainSchedule schedule{3000, 100, 2e-3, 0.05};
-  int log_every = 50;
-  int checkpoint_every = 500;
-  std::uint64_t seed = 0;
-};
-
 // The training loss on a batch (exposed for the "a step lowers the loss" test).
 at::Tensor feature_net_loss(const FeatureNet& net, const SceneBatch& batch);
 

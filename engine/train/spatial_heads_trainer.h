@@ -17,21 +17,6 @@
 
 namespace speculum {
 
-struct SpatialHeadsTrainParams {
-  TrainSchedule schedule{2000, 50, 1e-3, 0.1};
-  int horizontal = 5;
-  int vertical = 1;
-  int batch = 16;
-  double caption_dropout = 0.2;
-  double ce_weight = 0.1;
-  double grad_clip = 0.5;
-  int log_every = 10;
-  int checkpoint_every = 100;
-  int stop_at = 0;
-  int held_out_images = 64;
-  std::uint64_t seed = 0;
-};
-
 // Teacher-forced acceptance Σ_v min(p, q) of each head on the corpus's first `images` images
 // (conditional stream): horizontal heads first (δ = 1..), then vertical.
 std::vector<double> spatial_heads_fit(const SpatialHeads& heads, const TokenizedCorpus& corpus, int images);

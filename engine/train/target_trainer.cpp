@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "io/bundle.h"
+#include "models/device.h"
 #include "models/random_weights.h"
 #include "sampling/counter_rng.h"
 
@@ -322,6 +323,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   check_corpus(corpus, config);
   const std::string ckpt = checkpoint_dir(run_dir);
   const auto specs = gpt_tensor_specs(config);
+  const at::Device device = resolve_device(params.device);
   CheckpointState state;
   TensorMap weights = start_or_resume(run_dir, specs, "target", [&] { return initial_weights(specs, params.seed); }, progress, state);
   const bool resume = state.step > 0;
@@ -333,18 +335,18 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   // The parameters are the device tensors themselves, so the model (whose weights are already there) and
   // the optimizer update one copy.
   std::vector<at::Tensor> parameters;
-  for (auto& [name, t] : weights) parameters.push_back(t = t.to(params.device).requires_grad_(true));
+  for (auto& [name, t] : weights) parameters.push_back(t = t.to(device).requires_grad_(true));
   TensorMap ema;
   if (resume && std::filesystem::exists(ckpt + "/ema.safetensors"))
-    ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, params.device);
+    ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, device);
   else
     for (const auto& [name, t] : weights) ema[name] = t.detach().clone();
-  const Transformer model(config, weights, params.device);
+  const Transformer model(config, weights, device);
 
   torch::optim::AdamW optimizer(parameters, torch::optim::AdamWOptions(params.schedule.peak_lr)
                                                 .betas({0.9, 0.95})
                                                 .weight_decay(params.weight_decay));
-  if (resume) load_optimizer_state(optimizer, run_dir, params.device);
+  if (resume) load_optimizer_state(optimizer, run_dir, device);
 
   // The caption reader resumes from its weights; its optimizer's moments start afresh (a few steps to rebuild).
   const bool reading = params.caption_reading > 0;
@@ -360,8 +362,8 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     } else {
       reader = CaptionReader::fresh(corpus, config.dim, params.seed);
     }
-    reader.weight = reader.weight.to(params.device).requires_grad_(true);
-    reader.bias = reader.bias.to(params.device).requires_grad_(true);
+    reader.weight = reader.weight.to(device).requires_grad_(true);
+    reader.bias = reader.bias.to(device).requires_grad_(true);
   }
   std::optional<torch::optim::AdamW> reader_optimizer;
   if (reading)

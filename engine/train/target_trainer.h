@@ -51,32 +51,6 @@ struct CorpusBatch {
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
                          int slots_per_row);
 
-struct TargetTrainParams {
-  TrainSchedule schedule{20000, 300, 1e-3, 0.05};
-  int batch = 32;
-  double caption_dropout = 0.1;
-  double weight_decay = 0.01;
-  double grad_clip = 1.0;
-  int log_every = 10;
-  int checkpoint_every = 100;
-  int stop_at = 0;  // stop (with a checkpoint) before this step, keeping the schedule's horizon; 0 = run to its end
-  // A new run starts from this run folder's checkpoint (EMA weights if present), or a bundle's target, for every
-  // tensor both models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
-  std::string init_from;
-  // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
-  // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
-  double object_weight = 0;
-  // Weight of the caption-reading loss: a linear reader on the mean hidden state of each image's first grid row that
-  // holds an object (a quarter of a cell or more) predicts which vocabulary words its caption has (a bag of words,
-  // binary cross-entropy summed over the vocabulary), so the positions that decide the first object's shape must
-  // carry the caption's words. The reader is trained with the model and kept in the run's checkpoint, not in the
-  // model. 0: off. Images without an object (emoji) or trained under the null caption take no part.
-  double caption_reading = 0;
-  double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
-  std::uint64_t seed = 0;
-  at::Device device = at::kCPU;  // where the model, its EMA and the optimizer state live; checkpoints are device-free
-};
-
 // Mean next-token cross-entropy (nats) of the images `rows` of the corpus; with object_weight > 0, the mean weighted by
 // 1 + object_weight x each token's object share (TargetTrainParams::object_weight).
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,

@@ -19,13 +19,6 @@
 
 namespace speculum {
 
-double TrainSchedule::lr_at(int step) const {
-  if (step < warmup) return peak_lr * (step + 1) / warmup;
-  const double t = std::min(1.0, double(step - warmup) / std::max(1, steps - warmup));
-  const double cosine = 0.5 * (1 + std::cos(M_PI * t));
-  return peak_lr * (final_lr_fraction + (1 - final_lr_fraction) * cosine);
-}
-
 namespace {
 
 // Keeps the header and the rows of steps up to `last_step` of the log `text` read from `path` (written atomically).

@@ -13,20 +13,13 @@
 #include <vector>
 
 #include "models/tensor_io.h"
+#include "train/train_params.h"
 
 namespace torch::optim {
 class Optimizer;
 }
 
 namespace speculum {
-
-struct TrainSchedule {
-  int steps = 5000;
-  int warmup = 200;
-  double peak_lr = 1e-3;
-  double final_lr_fraction = 0.1;
-  double lr_at(int step) const;  // linear warm-up, then cosine down to final_lr_fraction * peak
-};
 
 // Checkpoint bookkeeping in `<dir>/checkpoint/`: state.json carries the step and free-form numbers.
 struct CheckpointState {

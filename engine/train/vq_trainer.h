@@ -15,15 +15,6 @@
 
 namespace speculum {
 
-struct VqTrainParams {
-  TrainSchedule schedule{6000, 200, 5e-4, 0.1};
-  double commitment = 0.25;
-  int dead_code_every = 200;  // steps between dead-code resets
-  int log_every = 25;
-  int checkpoint_every = 250;
-  std::uint64_t seed = 0;
-};
-
 using ImageBatches = std::function<at::Tensor(int step)>;  // [B, 3, H, W] in [-1, 1], deterministic per step
 
 struct HeldOutImages {

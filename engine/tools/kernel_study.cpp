@@ -1,4 +1,6 @@
-#include "cli/bench_kernels.h"
+// bench --kernels: what a decode step's matrix products cost on this machine, by implementation and weight format, for
+// the default model's and GPT-B's matrices (the study behind models/linear.h's choices).
+#include "speculum_tools.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -11,7 +13,7 @@
 
 #include "models/linear.h"
 
-namespace speculum::cli {
+namespace speculum {
 namespace {
 
 template <class F>
@@ -103,4 +105,4 @@ void print_kernel_study(std::ostream& out, int threads) {
   print_streaming_from_memory(out);
 }
 
-}  // namespace speculum::cli
+}  // namespace speculum

@@ -1,0 +1,36 @@
+// What the tools (speculum_tools.h) share inside the engine: their progress lines, the stop flag, a VQ run's
+// tokenizer, the weights a run folder ends with, and a bundle's frozen target for the parts trained beside it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models/transformer.h"
+#include "speculum_tools.h"
+#include "train/target_trainer.h"
+#include "train/training_run.h"
+
+namespace speculum::tools {
+
+// The callbacks' progress line (a no-op when none was given), as the trainers take it.
+ProgressLine progress_of(const ToolCallbacks& callbacks);
+void report(const ToolCallbacks& callbacks, const std::string& line);
+bool stopped(const ToolCallbacks& callbacks);
+
+// A VQ run folder's tokenizer.json (the hint says how to make one).
+VqConfig read_vq_run(const std::string& vq_dir);
+
+// The weights a run folder's latest checkpoint holds: its EMA when it has one, else the raw weights.
+std::string final_run_weights(const std::string& run_dir);
+
+// A bundle's manifest, its target frozen on the run's device, the training corpora (their words numbered as the
+// bundle numbers them, else an error naming the first difference) and the held-out corpus (empty when none).
+// Sets the LibTorch threads. `what` names the trainer in errors.
+struct FrozenTarget {
+  BundleManifest manifest;
+  std::unique_ptr<Transformer> target;
+  TokenizedCorpus corpus, held_out;
+};
+FrozenTarget load_frozen_target(const FrozenTargetRun& run, const char* what);
+
+}  // namespace speculum::tools

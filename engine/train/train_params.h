@@ -1,0 +1,111 @@
+// What each trainer and LISA's calibration take, without LibTorch: the parameters a front end fills in
+// (speculum_tools.h) and the trainers read. Defaults are the recipes the shipped default model was trained with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace speculum {
+
+struct TrainSchedule {
+  int steps = 5000;
+  int warmup = 200;
+  double peak_lr = 1e-3;
+  double final_lr_fraction = 0.1;
+  double lr_at(int step) const;  // linear warm-up, then cosine down to final_lr_fraction * peak
+  std::string to_string() const;
+};
+
+struct TargetTrainParams {
+  TrainSchedule schedule{20000, 300, 1e-3, 0.05};
+  int batch = 32;
+  double caption_dropout = 0.1;
+  double weight_decay = 0.01;
+  double grad_clip = 1.0;
+  int log_every = 10;
+  int checkpoint_every = 100;
+  int stop_at = 0;  // stop (with a checkpoint) before this step, keeping the schedule's horizon; 0 = run to its end
+  // A new run starts from this run folder's checkpoint (EMA weights if present), or a bundle's target, for every
+  // tensor both models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
+  std::string init_from;
+  // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
+  // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
+  double object_weight = 0;
+  // Weight of the caption-reading loss: a linear reader on the mean hidden state of each image's first grid row that
+  // holds an object (a quarter of a cell or more) predicts which vocabulary words its caption has (a bag of words,
+  // binary cross-entropy summed over the vocabulary), so the positions that decide the first object's shape must
+  // carry the caption's words. The reader is trained with the model and kept in the run's checkpoint, not in the
+  // model. 0: off. Images without an object (emoji) or trained under the null caption take no part.
+  double caption_reading = 0;
+  double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
+  std::uint64_t seed = 0;
+  std::string device = "cpu";  // "cpu" or "cuda": where the model, its EMA and the optimizer state live
+  std::string to_string() const;
+};
+
+enum class DrafterObjective { Eagle, Lisa };
+DrafterObjective parse_drafter_objective(const std::string& name);  // "eagle" | "lisa"; throws naming both
+const char* drafter_objective_name(DrafterObjective objective);
+
+// What every part trained beside a frozen target takes (self-distillation on the target's teacher-forced features).
+struct DistillationParams {
+  TrainSchedule schedule{2000, 50, 1e-3, 0.1};
+  int batch = 16;
+  double caption_dropout = 0.2;  // rows trained under the null caption (the CFG stream)
+  double ce_weight = 0.1;        // λ_p: the soft cross-entropy against the target's distribution, beside Smooth-L1
+  double grad_clip = 0.5;
+  int log_every = 10;
+  int checkpoint_every = 100;
+  int stop_at = 0;
+  int held_out_images = 64;
+  std::uint64_t seed = 0;
+  std::string to_string() const;
+};
+
+struct DrafterTrainParams : DistillationParams {
+  double feature_noise = 0.2;  // uniform input-feature noise, as a fraction of the features' RMS (EAGLE)
+  double weight_decay = 0.0;
+  DrafterObjective objective = DrafterObjective::Eagle;
+  // lisa: w_t = clamp(H_t · S_t / mean, w_min, w_max), S_t the mass within the codebook ball of radius ρ
+  // around the target's mode; ρ is the mean distance of a code to its `locality_neighbours`-th nearest
+  // code, and the soft target is smoothed with a Gaussian kernel of σ = ρ / 2.
+  bool lisa_weights = true;
+  bool lisa_smoothing = true;
+  int locality_neighbours = 8;
+  double weight_min = 0.2, weight_max = 5.0;
+  std::string to_string() const;
+};
+
+struct SpatialHeadsTrainParams : DistillationParams {
+  int horizontal = 5;
+  int vertical = 1;
+  std::string to_string() const;
+};
+
+struct VqTrainParams {
+  TrainSchedule schedule{6000, 200, 5e-4, 0.1};
+  double commitment = 0.25;
+  int dead_code_every = 200;  // steps between dead-code resets
+  int log_every = 25;
+  int checkpoint_every = 250;
+  std::uint64_t seed = 0;
+  std::string to_string() const;
+};
+
+struct FeatureNetTrainParams {
+  TrainSchedule schedule{3000, 100, 2e-3, 0.05};
+  int log_every = 50;
+  int checkpoint_every = 500;
+  std::uint64_t seed = 0;
+  std::string to_string() const;
+};
+
+struct SoftCalibrationParams {
+  double delta = 0.05;  // quantile level 1 - delta
+  int positions_per_image = 16;
+  double confidence_max = 0.9;
+  std::uint64_t seed = 0;
+  std::string to_string() const;
+};
+
+}  // namespace speculum
