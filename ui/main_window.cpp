@@ -51,8 +51,13 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   request_dock->setObjectName("request_dock");
   auto* request_box = new QWidget(request_dock);
   auto* request_layout = new QVBoxLayout(request_box);
-  request_ = new RequestPanel(*engine_, request_box);
-  request_layout->addWidget(request_);
+  // A method with many parameters (ssd has eight) outgrows a short screen: the form scrolls, the buttons stay.
+  auto* request_scroll = new QScrollArea(request_box);
+  request_scroll->setWidgetResizable(true);
+  request_scroll->setFrameShape(QFrame::NoFrame);
+  request_ = new RequestPanel(*engine_, request_scroll);
+  request_scroll->setWidget(request_);
+  request_layout->addWidget(request_scroll, 1);
   auto* buttons = new QHBoxLayout;
   generate_ = new QPushButton("Generate", request_box);
   generate_->setToolTip("Generate (Ctrl+Enter)");
@@ -62,7 +67,6 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   buttons->addWidget(generate_);
   buttons->addWidget(stop_);
   request_layout->addLayout(buttons);
-  request_layout->addStretch(1);
   request_box->setMinimumWidth(320);
   request_dock->setWidget(request_box);
   addDockWidget(Qt::LeftDockWidgetArea, request_dock);
