@@ -19,12 +19,16 @@
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
 #              data's difficulty, not the loss, holds shape binding back (a curriculum's first stage)
+# and one from nothing at another shape, on `fresh`'s data (peak LR 1e-3 after 100 warm-up steps, cosine over 5,000):
+#   deep-narrow  12 blocks x 128 (heads of 32) instead of 6 x 192: about the same cost per image, twice the depth
+#                between the caption and an object's first tokens; run it alone with THREADS=2 (both cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=${CLI:-build/bin/speculum-cli}
 P=runs/p29
 PROMPTS=${PROMPTS:-400}
 MINUTES=${MINUTES:-40}
+THREADS=${THREADS:-1}  # per pilot
 export OMP_WAIT_POLICY=PASSIVE
 mkdir -p "$P"
 
@@ -59,7 +63,9 @@ args_of() {
     fresh-hot) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 1e-3 ;;
     simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
       --steps 4000 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, simple)" >&2; exit 2 ;;
+    deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
+      --dim 128 --layers 12 --heads 4 --steps 5000 --warmup 100 --lr 1e-3 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
@@ -67,7 +73,7 @@ for pilot in "$@"; do
   # timeout sends SIGINT: the trainer checkpoints and exits; rerunning resumes.
   # shellcheck disable=SC2046  # the arguments split on purpose
   timeout -s INT "${MINUTES}m" $CLI train target --vq "$P/vq" $(args_of "$pilot") --out "$P/$pilot" \
-    --batch 16 --checkpoint-every 200 --threads 1 > "$P/$pilot-train.log" 2>&1 &
+    --batch 16 --checkpoint-every 200 --threads "$THREADS" > "$P/$pilot-train.log" 2>&1 &
 done
 wait
 # The shipped model's verdicts on the same prompts, once (eval is deterministic for its seeds).

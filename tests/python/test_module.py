@@ -119,6 +119,22 @@ class ModuleTest(unittest.TestCase):
             np.testing.assert_array_equal(result.image, read_png(png), err_msg=method)
             np.testing.assert_array_equal(self.engine.decode(result.tokens), result.image)
 
+    def test_class_bundles_take_a_class_id(self):
+        bundle = os.path.join(BUNDLES, "tiny-class")
+        engine = speculum.Engine(bundle, device="cpu", threads=1)
+        self.assertFalse(engine.info.text_conditioned)
+        self.assertGreater(len(engine.info.classes), 1)
+        trace = os.path.join(self.tmp, "class.jsonl")
+        self.cli("generate", "--bundle", bundle, "--class", "1", "--seed", "2", "--threads", "1",
+                 "--out", os.path.join(self.tmp, "class.png"), "--trace", trace)
+        result = engine.generate(class_id=1, seed=2)
+        cli_tokens = [t for e in speculum.read_trace(trace) if e["type"] == "Commit" for t in e["tokens"]]
+        self.assertEqual(result.tokens.reshape(-1).tolist(), cli_tokens)  # ar commits in raster order
+        self.assertNotEqual(engine.generate(class_id=0, seed=2).tokens.tolist(), result.tokens.tolist())
+        with self.assertRaises(ValueError) as caught:
+            engine.generate(class_id=len(engine.info.classes))
+        self.assertIn("class", str(caught.exception))
+
     def test_every_method_runs(self):
         for method in self.engine.info.methods:
             result = self.engine.generate(prompt=PROMPT, seed=1, method=method)
