@@ -10,7 +10,6 @@
 #include <mutex>
 #include <vector>
 
-#include "speculum.h"
 #include "frame_composer.h"
 #include "speculum_tools.h"
 #include "pacer.h"

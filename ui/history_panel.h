@@ -7,7 +7,6 @@
 #include <QWidget>
 #include <deque>
 
-#include "speculum.h"
 #include "speculum_tools.h"
 
 class QListWidget;

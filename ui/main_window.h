@@ -11,7 +11,6 @@
 
 #include "frame_composer.h"
 #include "generation_worker.h"
-#include "speculum.h"
 #include "speculum_tools.h"
 
 class QAction;

@@ -2,7 +2,6 @@
 // which is what a caption, the history and an exported PNG must repeat.
 #pragma once
 
-#include "speculum.h"
 #include "speculum_tools.h"
 
 namespace speculum::ui {

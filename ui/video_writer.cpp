@@ -3,7 +3,6 @@
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/videoio.hpp>
 
-#include "speculum.h"
 #include "speculum_tools.h"
 
 namespace speculum::ui {

@@ -3,7 +3,6 @@
 #include <iomanip>
 #include <sstream>
 
-#include "speculum.h"
 #include "speculum_tools.h"
 
 namespace speculum::cli {

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "speculum.h"
 #include "speculum_tools.h"
 
 namespace speculum::app {

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
