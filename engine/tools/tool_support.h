@@ -1,5 +1,6 @@
-// What the tools (speculum_tools.h) share inside the engine: their progress lines, the stop flag, a VQ run's
-// tokenizer, the weights a run folder ends with, and a bundle's frozen target for the parts trained beside it.
+// What the tools of speculum_tools.h (engine/tools/, data/image_tools.cpp, eval/evaluation_tools.cpp) share inside the
+// engine: their progress lines, the stop flag, a VQ run's tokenizer, the weights a run folder ends with, and a
+// bundle's frozen target for the parts trained beside it.
 #pragma once
 
 #include <memory>
