@@ -342,10 +342,10 @@ std::string Engine::check_prompt(const std::string& prompt) const {
 
 at::Tensor Engine::Impl::codes(const std::vector<int>& tokens, int rows, int cols) const {
   if (static_cast<int>(tokens.size()) != rows * cols)
-    throw Error("expected " + std::to_string(rows * cols) + " tokens, got " + std::to_string(tokens.size()));
+    throw RequestError("expected " + std::to_string(rows * cols) + " tokens, got " + std::to_string(tokens.size()));
   std::vector<std::int64_t> filled(tokens.begin(), tokens.end());
   for (auto& t : filled) {
-    if (t >= info.vocab_size) throw Error("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(info.vocab_size) + " codes)");
+    if (t >= info.vocab_size) throw RequestError("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(info.vocab_size) + " codes)");
     if (t < 0) t = tokenizer->neutral_code();
   }
   return at::tensor(filled, at::kLong).reshape({1, rows, cols});
@@ -371,7 +371,7 @@ class OneThreadHere {
 
 Image Engine::decode(const std::vector<int>& tokens) const {
   if (std::any_of(tokens.begin(), tokens.end(), [](int t) { return t < 0; }))
-    throw Error("decode needs a complete grid; use preview() for a partial one");
+    throw RequestError("decode needs a complete grid; use preview() for a partial one");
   const OneThreadHere one_thread;
   c10::InferenceMode inference;
   return to_image(impl_->tokenizer->decode(impl_->codes(tokens)));
@@ -385,7 +385,7 @@ std::vector<Image> Engine::token_patches(const std::vector<int>& tokens) const {
   if (tokens.empty()) return {};
   for (int t : tokens)
     if (t < 0 || t >= impl_->info.vocab_size)
-      throw Error("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(impl_->info.vocab_size) + " codes)");
+      throw RequestError("token " + std::to_string(t) + " is outside the codebook (" + std::to_string(impl_->info.vocab_size) + " codes)");
   const OneThreadHere one_thread;
   c10::InferenceMode inference;
   const at::Tensor codes = at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong)
@@ -490,14 +490,23 @@ GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& 
   std::lock_guard lock(impl_->generate_mutex);
   if (impl_->threads > 0) at::set_num_threads(impl_->threads);  // this thread's team (a worker thread starts with the default)
   const GenerateParams params = with_draft_sizes(request, impl_->info.draft_sizes);  // what runs, and what the trace records
-  params.sampling.validate();
-  if (params.sampling.uses_cfg() && !impl_->info.cfg_available)
-    throw Error("CFG is unavailable for bundle '" + impl_->info.name + "': its class table has no null row (the model was "
-                "trained without class dropout), so there is no unconditional branch; use cfg 1");
-  const auto method = make_method(params.method, params.method_options, impl_->resources);
   c10::InferenceMode inference;
   const int rows = params.sampling.uses_cfg() ? 2 : 1;
-  ConditionPrefix prefix = impl_->condition(*impl_->target, params, rows);
+  // Everything that can refuse the request happens here, before the run: what fails is the request's fault.
+  std::unique_ptr<Method> method;
+  ConditionPrefix prefix;
+  try {
+    params.sampling.validate();
+    if (params.sampling.uses_cfg() && !impl_->info.cfg_available)
+      throw Error("CFG is unavailable for bundle '" + impl_->info.name + "': its class table has no null row (the model "
+                  "was trained without class dropout), so there is no unconditional branch; use cfg 1");
+    method = make_method(params.method, params.method_options, impl_->resources);
+    prefix = impl_->condition(*impl_->target, params, rows);
+  } catch (const RequestError&) {
+    throw;
+  } catch (const Error& e) {
+    throw RequestError(e.what());
+  }
   KVCache cache = impl_->target->make_cache(rows, method->extra_cache_slots());
   log_line(cb.log, LogLevel::Info, "generate: " + params.to_string());
   if (const std::string warning = prompt_warning(params.prompt); !warning.empty()) log_line(cb.log, LogLevel::Warn, warning);

@@ -22,11 +22,6 @@ namespace {
 PyObject* error_type = nullptr;          // speculum.Error
 PyObject* request_error_type = nullptr;  // speculum.RequestError(speculum.Error, ValueError)
 
-[[noreturn]] void raise_request_error(const std::string& message) {
-  PyErr_SetString(request_error_type, message.c_str());
-  throw py::error_already_set();
-}
-
 py::object to_python(const nlohmann::json& j) {
   switch (j.type()) {
     case nlohmann::json::value_t::null: return py::none();
@@ -83,14 +78,9 @@ py::array_t<std::int32_t> grid_array(const std::vector<int>& tokens, int rows, i
   return out;
 }
 
-std::vector<int> tokens_from(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& array, std::size_t expected,
-                             const char* what) {
-  if (static_cast<std::size_t>(array.size()) != expected)
-    raise_request_error(std::string(what) + ": " + std::to_string(array.size()) + " tokens, the bundle's grid has " +
-                        std::to_string(expected));
-  std::vector<int> tokens(expected);
-  for (std::size_t i = 0; i < expected; ++i) tokens[i] = static_cast<int>(array.data()[i]);
-  return tokens;
+// A token grid from any integer array (its size is the engine's to check).
+std::vector<int> tokens_from(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& array) {
+  return std::vector<int>(array.data(), array.data() + array.size());
 }
 
 py::dict metrics_dict(const speculum::RunMetrics& m) {
@@ -221,10 +211,11 @@ class PyEngine {
     if (top_k) p.sampling.top_k = *top_k;
     if (top_p) p.sampling.top_p = *top_p;
     p.preview_every = on_preview.is_none() ? 0 : std::max(1, preview_every);
-    check(p);
 
-    // Events are kept as the engine sends them and handed to Python in order; signals are looked at once per commit.
+    // Events are kept as the engine sends them and become dicts once: when the callback takes them, as it is called;
+    // otherwise after the run. Signals are looked at once per commit.
     std::vector<speculum::Event> events;
+    py::list event_dicts;
     std::optional<py::error_already_set> callback_error;
     bool interrupted = false;
     cancel_ = false;
@@ -241,8 +232,12 @@ class PyEngine {
     speculum::Callbacks callbacks;
     callbacks.log = python_logging();
     callbacks.event = [&](const speculum::Event& e) {
-      events.push_back(e);
-      if (!on_event.is_none()) with_gil([&] { on_event(event_dict(e)); });
+      if (on_event.is_none()) return events.push_back(e);
+      with_gil([&] {
+        py::dict d = event_dict(e);
+        event_dicts.append(d);
+        on_event(d);
+      });
     };
     if (!on_preview.is_none())
       callbacks.preview = [&](const speculum::Preview& preview) {
@@ -273,14 +268,15 @@ class PyEngine {
     out.tokens = grid_array(r.tokens, info().grid_rows, info().grid_cols);
     out.image = image_array(r.image);
     out.metrics = metrics_dict(r.metrics);
-    for (const auto& e : events) out.events.append(event_dict(e));
+    for (const auto& e : events) event_dicts.append(event_dict(e));
+    out.events = event_dicts;
     out.cancelled = r.cancelled;
     for (const auto& [key, value] : r.method_options) out.method_options[py::str(key)] = value;
     return out;
   }
 
   py::array_t<std::uint8_t> decode(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& tokens) const {
-    const std::vector<int> grid = tokens_from(tokens, grid_size(), "decode");
+    const std::vector<int> grid = tokens_from(tokens);
     speculum::Image image;
     {
       py::gil_scoped_release release;
@@ -290,7 +286,7 @@ class PyEngine {
   }
 
   py::dict preview(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& tokens) const {
-    const std::vector<int> grid = tokens_from(tokens, grid_size(), "preview");
+    const std::vector<int> grid = tokens_from(tokens);
     speculum::Preview preview;
     {
       py::gil_scoped_release release;
@@ -300,29 +296,6 @@ class PyEngine {
   }
 
  private:
-  std::size_t grid_size() const { return static_cast<std::size_t>(info().grid_rows) * info().grid_cols; }
-
-  // What makes a request bad before it runs: the engine's request check, the prompt, the class, the method.
-  void check(const speculum::GenerateParams& p) const {
-    try {
-      speculum::check_request(p);
-    } catch (const Error& e) {
-      raise_request_error(e.what());
-    }
-    const auto& methods = info().methods;
-    if (std::find(methods.begin(), methods.end(), p.method) == methods.end()) {
-      std::string allowed;
-      for (const auto& m : methods) allowed += (allowed.empty() ? "" : ", ") + m;
-      raise_request_error("method '" + p.method + "' cannot run on bundle '" + info().name + "' (it runs: " + allowed + ")");
-    }
-    if (!info().classes.empty()) {
-      if (p.class_id >= static_cast<int>(info().classes.size()))
-        raise_request_error("class " + std::to_string(p.class_id) + " is outside [0, " + std::to_string(info().classes.size()) + ")");
-      if (p.class_id >= 0) return;
-    }
-    if (const std::string problem = engine_->check_prompt(p.prompt); !problem.empty()) raise_request_error(problem);
-  }
-
   std::unique_ptr<speculum::Engine> engine_;
   std::atomic<bool> cancel_{false};
 };
@@ -336,10 +309,11 @@ py::dict bench_dict(const speculum::BenchRun& run) {
   d["prompts"] = run.prompts;
   d["seeds"] = run.seeds;
   d["reference"] = run.reference;
+  const std::vector<speculum::BenchRow> summary = speculum::summarize(run);
   py::list rows;
-  for (const auto& row : speculum::summarize(run)) rows.append(row_dict(row));
+  for (const auto& row : summary) rows.append(row_dict(row));
   d["rows"] = rows;
-  d["markdown"] = speculum::bench_markdown(run, speculum::summarize(run));
+  d["markdown"] = speculum::bench_markdown(run, summary);
   return d;
 }
 
@@ -356,6 +330,8 @@ PYBIND11_MODULE(speculum, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const speculum::RequestError& e) {
+      PyErr_SetString(request_error_type, e.what());
     } catch (const Error& e) {
       PyErr_SetString(error_type, e.what());
     }

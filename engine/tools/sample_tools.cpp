@@ -23,6 +23,14 @@ std::vector<int> every_class(const BundleManifest& m) {
   return classes;
 }
 
+// Sample i's condition: its class (class bundles) or its shapes caption, drawn from `scene_seed` alone.
+void condition_sample(GenerateParams& p, std::uint64_t scene_seed, const std::vector<int>& classes) {
+  if (!classes.empty())
+    p.class_id = class_of_sample(scene_seed, classes);
+  else
+    p.prompt = data::sample_scene(scene_seed).caption();
+}
+
 }  // namespace
 
 int class_of_sample(std::uint64_t seed, const std::vector<int>& classes) {
@@ -55,10 +63,7 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   for (int i = 0; i < request.count && !tools::stopped(callbacks); ++i) {
     GenerateParams p;
     p.seed = request.scene_seed + i;
-    if (class_bundle)
-      p.class_id = class_of_sample(p.seed, classes);
-    else
-      p.prompt = data::sample_scene(p.seed).caption();
+    condition_sample(p, p.seed, classes);
     p.sampling = engine->info().sampling;
     const auto tokens = engine->generate(p).tokens;
     codes.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
@@ -97,10 +102,7 @@ SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request) {
   for (int i = 0; i < request.images; ++i) {
     GenerateParams p;
     p.seed = static_cast<std::uint64_t>(i);
-    if (class_bundle)
-      p.class_id = class_of_sample(request.scene_seed + i, classes);
-    else
-      p.prompt = data::sample_scene(request.scene_seed + i).caption();
+    condition_sample(p, request.scene_seed + i, classes);
     p.sampling = engine->info().sampling;
     const auto tokens = engine->generate(p).tokens;
     images.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
