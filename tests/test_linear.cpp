@@ -1,12 +1,17 @@
 // The decode step's matrix product (models/linear.h): every format and shape against LibTorch's own product in
-// float64, the portable loops against the AVX2 kernels, weight conversion for many-row products, results independent of the thread count, the 8-bit
+// float64, the portable loops against each instruction set's kernels, the cap on them, weight conversion for many-row products, results independent of the thread count, the 8-bit
 // quantisation's error bound, training's gradients, and a whole model in each format against float32.
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "decoding/decode_session.h"
 #include "models/linear.h"
 #include "models/random_weights.h"
+#include "models/step_team.h"
 #include "models/transformer.h"
 #include "small_gpt_config.h"
 #include "test_helpers.h"
@@ -68,19 +73,35 @@ class TestLinear : public QObject {
     QVERIFY(max_error(y[1][2], linear(x[1][2].unsqueeze(0), w)[0]) == 0.0);  // row by row the same sums
   }
 
-  void portable_loop_agrees_with_the_vector_kernels() {
-    if (!stream_linear_vectorised()) QSKIP("this CPU runs the portable loop only");
+  // Every instruction set this CPU has against the portable loop, on shapes that take each tile (7 rows: 4 + 3,
+  // 4 + 2 + 1), a feature count not a multiple of 4, rows shorter than a vector's multiple (104 = 6.5 × 16, 45 for
+  // f32) and an odd number of q8 blocks (96 = 3 × 32).
+  void every_kernel_level_agrees_with_the_portable_loop() {
+    const std::vector<KernelLevel> levels = supported_kernel_levels();
+    QCOMPARE(levels.front(), KernelLevel::Portable);
+    QVERIFY(std::find(levels.begin(), levels.end(), kernel_level()) != levels.end());
+    if (levels.size() == 1) QSKIP("this CPU runs the portable loop only");
     at::manual_seed(2);
-    for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
-      const LinearWeight lw = make_linear_weight(at::randn({45, 96}), format);
-      const at::Tensor x = at::randn({3, 96}), bias = at::randn({45});
-      const WeightView view{lw.format(), lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 45, 96};
-      at::Tensor vector = at::empty({3, 45}), portable = at::empty({3, 45});
-      stream_linear(x.data_ptr<float>(), 3, view, bias.data_ptr<float>(), vector.data_ptr<float>(), 0, 45);
-      const QuantizedRows xq = quantize_rows_q8(x.data_ptr<float>(), 3, 96);
-      stream_linear_portable(x.data_ptr<float>(), xq, 3, view, bias.data_ptr<float>(), portable.data_ptr<float>(), 0, 45);
-      QVERIFY2(max_error(vector, portable) < 1e-4, weight_format_name(format).c_str());
-    }
+    for (const std::int64_t in : {96, 104, 45})
+      for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
+        const LinearWeight lw = make_linear_weight(at::randn({45, in}), format);
+        const WeightView view{lw.format(), lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 45, in};
+        const at::Tensor x = at::randn({7, in}), bias = at::randn({45});
+        const QuantizedRows xq = quantize_rows_q8(x.data_ptr<float>(), 7, in);
+        at::Tensor portable = at::empty({7, 45});
+        stream_linear_at(KernelLevel::Portable, x.data_ptr<float>(), xq, 7, view, bias.data_ptr<float>(), portable.data_ptr<float>(), 0, 45);
+        at::Tensor converted_portable = at::empty({45, in});
+        convert_weight_rows_at(KernelLevel::Portable, view, 0, 45, converted_portable.data_ptr<float>());
+        for (const KernelLevel level : levels) {
+          const std::string what = std::string(kernel_level_name(level)) + " " + weight_format_name(lw.format()) + " in " + std::to_string(in);
+          at::Tensor vector = at::empty({7, 45});
+          stream_linear_at(level, x.data_ptr<float>(), xq, 7, view, bias.data_ptr<float>(), vector.data_ptr<float>(), 0, 45);
+          QVERIFY2(max_error(vector, portable) < 1e-4, what.c_str());
+          at::Tensor converted = at::empty({45, in});
+          convert_weight_rows_at(level, view, 0, 45, converted.data_ptr<float>());
+          QVERIFY2(at::equal(converted, converted_portable), what.c_str());  // a conversion, no rounding
+        }
+      }
   }
 
   void weight_rows_convert_exactly() {
@@ -88,13 +109,22 @@ class TestLinear : public QObject {
     for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {
       const LinearWeight lw = make_linear_weight(at::randn({20, 64}), format);
       const WeightView view{lw.format(), lw.values.data_ptr(), lw.scales.defined() ? lw.scales.data_ptr<float>() : nullptr, 20, 64};
-      at::Tensor converted = at::empty({7, 64}), portable = at::empty({7, 64});
+      at::Tensor converted = at::empty({7, 64});
       convert_weight_rows(view, 5, 12, converted.data_ptr<float>());
-      convert_weight_rows_portable(view, 5, 12, portable.data_ptr<float>());
       const at::Tensor expected = held_weights(lw).narrow(0, 5, 7).to(at::kFloat);
       QVERIFY2(at::equal(converted, expected), weight_format_name(format).c_str());  // a conversion, no rounding
-      QVERIFY2(at::equal(portable, expected), weight_format_name(format).c_str());
     }
+  }
+
+  void the_kernel_cap_is_checked() {
+    const KernelLevel best = supported_kernel_levels().back();
+    QCOMPARE(capped_kernel_level(""), best);
+    QCOMPARE(capped_kernel_level("portable"), KernelLevel::Portable);
+    QCOMPARE(capped_kernel_level("avx512"), best);  // a cap above the CPU's best is the best
+    QCOMPARE(capped_kernel_level("avx2"), std::min(KernelLevel::Avx2, best));
+    std::string message;
+    QVERIFY(test::throws_error_containing([] { (void)capped_kernel_level("avx9"); }, "SPECULUM_KERNELS=avx9", &message));
+    QVERIFY2(message.find("portable, avx2, avx512") != std::string::npos, message.c_str());
   }
 
   void results_do_not_depend_on_the_thread_count() {
@@ -110,6 +140,56 @@ class TestLinear : public QObject {
       const at::Tensor two = linear(x, lw);
       at::set_num_threads(threads);
       QVERIFY(at::equal(one, two));  // bit for bit
+    }
+  }
+
+  void the_step_team_runs_every_part_once() {
+    for (const int parts : {1, 2, 3, 5}) {
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(parts));
+      for (int round = 0; round < 200; ++round) run_on_team(parts, [&](int part) { runs[static_cast<std::size_t>(part)]++; });
+      for (const auto& r : runs) QCOMPARE(r.load(), 200);
+    }
+    // Two callers at once: one gets the helpers, the other runs its parts itself; both finish with every part done.
+    std::atomic<int> total{0};
+    std::thread other([&] {
+      for (int round = 0; round < 500; ++round) run_on_team(2, [&](int) { total++; });
+    });
+    for (int round = 0; round < 500; ++round) run_on_team(2, [&](int) { total++; });
+    other.join();
+    QCOMPARE(total.load(), 2000);
+    // A part that throws on the calling thread: rethrown after the helpers are done.
+    std::atomic<int> finished{0};
+    QVERIFY(test::throws_error_containing(
+        [&] {
+          run_on_team(2, [&](int part) {
+            if (part == 0) throw Error("part 0 failed");
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            finished++;
+          });
+        },
+        "part 0 failed"));
+    QCOMPARE(finished.load(), 1);
+    QCOMPARE(team_parts(kMinTeamWork * 10, 2), 2);
+    QCOMPARE(team_parts(kMinTeamWork / 2, 8), 1);
+    QCOMPARE(team_parts(kMinTeamWork * 3, 8), 3);
+  }
+
+  void a_step_split_across_the_team_is_bit_for_bit_one_thread() {
+    c10::InferenceMode inference;
+    at::manual_seed(7);
+    const int threads = at::get_num_threads();
+    for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::Q8}) {
+      const LinearWeight lw = make_linear_weight(at::randn({576, 192}), format);
+      const at::Tensor x = at::randn({2, 192}), bias = at::randn({576});
+      at::Tensor one = at::empty({2, 576}), two = at::empty({2, 576});
+      at::set_num_threads(1);
+      stream_product(x.data_ptr<float>(), 2, lw, bias.data_ptr<float>(), one.data_ptr<float>());
+      at::set_num_threads(2);
+      QVERIFY(team_parts(576 * 192 * 2, at::get_num_threads()) == 2);  // the split this checks
+      stream_product(x.data_ptr<float>(), 2, lw, bias.data_ptr<float>(), two.data_ptr<float>());
+      at::set_num_threads(threads);
+      QVERIFY2(at::equal(one, two), weight_format_name(format).c_str());
+      QVERIFY(max_error(one, reference(x, lw, bias)) < 1e-3);
     }
   }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/linear.h"
+#include "models/step_team.h"
 
 namespace speculum {
 
@@ -46,9 +47,12 @@ void rope_raw(float* x, std::int64_t rows, std::int64_t n, std::int64_t token_st
 
 void attend_one_query_raw(const OneQueryAttention& a, float* out) {
   const std::int64_t keys = a.keys, hd = a.hd;
-  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (keys * hd));
-  at::parallel_for(0, static_cast<std::int64_t>(a.rows) * a.heads, grain, [&](std::int64_t first, std::int64_t last) {
-    std::vector<float> p(static_cast<std::size_t>(keys));
+  const std::int64_t pairs = static_cast<std::int64_t>(a.rows) * a.heads;  // (row, head) pairs, split across the team
+  const int parts = static_cast<int>(std::min<std::int64_t>(pairs, team_parts(pairs * keys * hd, at::get_num_threads())));
+  run_on_team(parts, [&](int part) {
+    const std::int64_t first = pairs * part / parts, last = pairs * (part + 1) / parts;
+    thread_local std::vector<float> p;
+    p.resize(static_cast<std::size_t>(keys));
     for (std::int64_t pair = first; pair < last; ++pair) {
       const std::int64_t r = pair / a.heads, h = pair % a.heads;
       const float* k = a.cached_keys + r * a.row_stride + h * a.head_stride;
@@ -63,12 +67,8 @@ void attend_one_query_raw(const OneQueryAttention& a, float* out) {
       }
       float total = 0.0f;
       for (std::int64_t s = 0; s < keys; ++s) total += (p[s] = std::exp(p[s] - largest));
-      float* o = out + pair * hd;  // [rows, heads, hd]
-      std::fill(o, o + hd, 0.0f);
-      for (std::int64_t s = 0; s < keys; ++s) {
-        const float weight = p[s] / total;
-        for (std::int64_t d = 0; d < hd; ++d) o[d] += weight * v[s * hd + d];
-      }
+      for (std::int64_t s = 0; s < keys; ++s) p[s] /= total;
+      weighted_row_sum(p.data(), v, keys, hd, out + pair * hd);  // out [rows, heads, hd]
     }
   });
 }

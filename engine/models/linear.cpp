@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "error.h"
+#include "models/step_team.h"
 
 namespace speculum {
 namespace {
@@ -13,6 +14,11 @@ namespace {
 // rather than a copy of the matrix. 256-feature blocks made the default model's 32-token pass 9 % slower than whole
 // matrices (all of its matrices have ≤ 1024 outputs); on GPT-B 1024 and 4096 measured alike.
 constexpr std::int64_t kConvertedBlockFeatures = 1024;
+
+// Multiply-adds a product must have per thread before at::parallel_for gives it a second one: under
+// OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs, so the default model's matrices (≤ 0.2 M) stay on one thread and
+// GPT-B's (≥ 1.5 M) split (bench --kernels).
+constexpr std::int64_t kMinWorkPerThread = 1 << 19;
 
 WeightView view_of(const LinearWeight& w) {
   return {w.format(), w.values.data_ptr(), w.scales.defined() ? w.scales.data_ptr<float>() : nullptr, w.out_features(),
@@ -93,8 +99,9 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
 void stream_product(const float* x, int rows, const LinearWeight& w, const float* bias, float* y) {
   const WeightView view = view_of(w);
   const std::int64_t blocks = (view.out + 3) / 4;  // the kernels tile 4 features
-  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
-  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
+  const int parts = team_parts(view.out * view.in * rows, at::get_num_threads());
+  run_on_team(parts, [&](int part) {
+    const std::int64_t first = blocks * part / parts, last = blocks * (part + 1) / parts;
     stream_linear(x, rows, view, bias, y, first * 4, std::min(last * 4, view.out));
   });
 }
@@ -104,7 +111,13 @@ at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const a
   const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : bias;
   const int rows = static_cast<int>(x.size(0));
   at::Tensor y = at::empty({rows, w.out_features()}, x.options());
-  stream_product(x.data_ptr<float>(), rows, w, b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>());
+  const WeightView view = view_of(w);
+  const std::int64_t blocks = (view.out + 3) / 4;
+  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
+  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
+    stream_linear(x.data_ptr<float>(), rows, view, b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), first * 4,
+                  std::min(last * 4, view.out));
+  });
   return y;
 }
 

@@ -39,20 +39,18 @@ struct LinearWeight {
 // multiple of 8 (Q8: of kQ8Block), and any matrix on a CUDA device for Q8 (LibTorch has no 8-bit product).
 LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format);
 
-// Multiply-adds a loop must have per thread before at::parallel_for gives it a second one: under
-// OMP_WAIT_POLICY=PASSIVE a fork costs ~10 µs, so the default model's matrices (≤ 0.2 M) stay on one thread and
-// GPT-B's (≥ 1.5 M) split (bench --kernels).
-constexpr std::int64_t kMinWorkPerThread = 1 << 19;
-
 // x [rows, in] float32 as a product with 8-bit weights sees it: quantised per row and block (quantize_q8_row), in float32.
 at::Tensor q8_activations(const at::Tensor& x);
 
 // x [..., in] -> [..., out], float32 for float32 x.
 at::Tensor linear(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
-// The streaming kernels whatever the row count: x [rows, in] float32 on the CPU (what `bench --kernels` compares).
+// The streaming kernels whatever the row count: x [rows, in] float32 on the CPU (what `bench --kernels` compares),
+// split by output features across LibTorch's threads (at::parallel_for), which the LibTorch operators around it share.
 at::Tensor linear_streamed(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias = {});
 // The same over raw row-major buffers: y [rows, out] = x [rows, in] · Wᵀ (+ bias [out] when not null), w on the
-// CPU; split across threads by output features from kMinWorkPerThread multiply-adds.
+// CPU; split by output features across the step team (models/step_team.h) from kMinTeamWork multiply-adds a part.
+// For the one-pass layer step only: the team's helpers spin between products and would take a core from the OpenMP
+// threads of LibTorch operators running between them.
 void stream_product(const float* x, int rows, const LinearWeight& w, const float* bias, float* y);
 
 }  // namespace speculum

@@ -1,15 +1,26 @@
 #include "models/linear_kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "error.h"
 
 namespace speculum {
 
-// The AVX2 kernels live in linear_kernels_avx2.cpp, the one file built with -mavx2 -mfma -mf16c.
+// The vector kernels live in linear_kernels_avx2.cpp and linear_kernels_avx512.cpp, the only files built with those
+// instruction sets.
 void stream_linear_avx2(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias, float* y,
                         std::int64_t first, std::int64_t last);
 void convert_weight_rows_avx2(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
+void stream_linear_avx512(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
+                          float* y, std::int64_t first, std::int64_t last);
+void convert_weight_rows_avx512(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
+void weighted_rows_avx2(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
+void weighted_rows_avx512(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
 
 namespace {
 
@@ -41,15 +52,21 @@ float q8_dot(const QuantizedRows& xq, int r, const WeightView& w, std::int64_t j
   return sum;
 }
 
-bool cpu_has_avx2() {
+bool cpu_has(KernelLevel level) {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  switch (level) {
+    case KernelLevel::Portable: return true;
+    case KernelLevel::Avx2: return avx2;
+    case KernelLevel::Avx512:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
 }
 
-}  // namespace
-
-void stream_linear_portable(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
-                            float* y, std::int64_t first, std::int64_t last) {
+void stream_linear_plain(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
+                         float* y, std::int64_t first, std::int64_t last) {
   for (std::int64_t j = first; j < last; ++j)
     for (int r = 0; r < rows; ++r) {
       float sum = 0.0f;
@@ -63,22 +80,7 @@ void stream_linear_portable(const float* x, const QuantizedRows& xq, int rows, c
     }
 }
 
-bool stream_linear_vectorised() {
-  static const bool has = cpu_has_avx2();
-  return has;
-}
-
-void stream_linear(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
-                   std::int64_t last) {
-  // Each thread quantises the rows it multiplies: a few hundred activations against a whole matrix of weights.
-  const QuantizedRows xq = w.format == WeightFormat::Q8 ? quantize_rows_q8(x, rows, w.in) : QuantizedRows{};
-  if (stream_linear_vectorised())
-    stream_linear_avx2(x, xq, rows, w, bias, y, first, last);
-  else
-    stream_linear_portable(x, xq, rows, w, bias, y, first, last);
-}
-
-void convert_weight_rows_portable(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+void convert_weight_rows_plain(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
   for (std::int64_t j = first; j < last; ++j)
     for (std::int64_t k = 0; k < w.in; ++k)
       *out++ = w.format == WeightFormat::Q8
@@ -86,13 +88,87 @@ void convert_weight_rows_portable(const WeightView& w, std::int64_t first, std::
                    : weight_at(w, j, k);
 }
 
-void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+}  // namespace
+
+const char* kernel_level_name(KernelLevel level) {
+  switch (level) {
+    case KernelLevel::Portable: return "portable";
+    case KernelLevel::Avx2: return "avx2";
+    case KernelLevel::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+std::vector<KernelLevel> supported_kernel_levels() {
+  std::vector<KernelLevel> levels;
+  for (const KernelLevel level : {KernelLevel::Portable, KernelLevel::Avx2, KernelLevel::Avx512})
+    if (cpu_has(level)) levels.push_back(level);
+  return levels;
+}
+
+KernelLevel capped_kernel_level(const std::string& cap) {
+  const KernelLevel best = supported_kernel_levels().back();
+  if (cap.empty()) return best;
+  for (const KernelLevel level : {KernelLevel::Portable, KernelLevel::Avx2, KernelLevel::Avx512})
+    if (cap == kernel_level_name(level)) return std::min(level, best);
+  throw Error("SPECULUM_KERNELS=" + cap + ": allowed values are portable, avx2, avx512");
+}
+
+KernelLevel kernel_level() {
+  static const KernelLevel level = [] {
+    const char* cap = std::getenv("SPECULUM_KERNELS");
+    return capped_kernel_level(cap ? cap : "");
+  }();
+  return level;
+}
+
+void stream_linear_at(KernelLevel level, const float* x, const QuantizedRows& xq, int rows, const WeightView& w,
+                      const float* bias, float* y, std::int64_t first, std::int64_t last) {
+  switch (level) {
+    case KernelLevel::Avx512: return stream_linear_avx512(x, xq, rows, w, bias, y, first, last);
+    case KernelLevel::Avx2: return stream_linear_avx2(x, xq, rows, w, bias, y, first, last);
+    case KernelLevel::Portable: return stream_linear_plain(x, xq, rows, w, bias, y, first, last);
+  }
+}
+
+void stream_linear(const float* x, int rows, const WeightView& w, const float* bias, float* y, std::int64_t first,
+                   std::int64_t last) {
+  // Each thread quantises the rows it multiplies: a few hundred activations against a whole matrix of weights.
+  const QuantizedRows xq = w.format == WeightFormat::Q8 ? quantize_rows_q8(x, rows, w.in) : QuantizedRows{};
+  stream_linear_at(kernel_level(), x, xq, rows, w, bias, y, first, last);
+}
+
+void convert_weight_rows_at(KernelLevel level, const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
   if (w.format == WeightFormat::F32)
-    std::memcpy(out, static_cast<const float*>(w.values) + first * w.in, static_cast<std::size_t>((last - first) * w.in) * sizeof(float));
-  else if (stream_linear_vectorised())
-    convert_weight_rows_avx2(w, first, last, out);
-  else
-    convert_weight_rows_portable(w, first, last, out);
+    return (void)std::memcpy(out, static_cast<const float*>(w.values) + first * w.in,
+                             static_cast<std::size_t>((last - first) * w.in) * sizeof(float));
+  switch (level) {
+    case KernelLevel::Avx512: return convert_weight_rows_avx512(w, first, last, out);
+    case KernelLevel::Avx2: return convert_weight_rows_avx2(w, first, last, out);
+    case KernelLevel::Portable: return convert_weight_rows_plain(w, first, last, out);
+  }
+}
+
+void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t last, float* out) {
+  convert_weight_rows_at(kernel_level(), w, first, last, out);
+}
+
+void weighted_row_sum_at(KernelLevel level, const float* weights, const float* rows, std::int64_t count, std::int64_t hd,
+                         float* out) {
+  switch (level) {
+    case KernelLevel::Avx512: return weighted_rows_avx512(weights, rows, count, hd, out);
+    case KernelLevel::Avx2: return weighted_rows_avx2(weights, rows, count, hd, out);
+    case KernelLevel::Portable:
+      for (std::int64_t d = 0; d < hd; ++d) {
+        float sum = 0.0f;
+        for (std::int64_t s = 0; s < count; ++s) sum = std::fma(weights[s], rows[s * hd + d], sum);
+        out[d] = sum;
+      }
+  }
+}
+
+void weighted_row_sum(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
+  weighted_row_sum_at(kernel_level(), weights, rows, count, hd, out);
 }
 
 float from_f16_bits(std::uint16_t h) {

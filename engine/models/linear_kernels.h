@@ -5,11 +5,15 @@
 // block of 32) and each block's product is a dot product of integers, as llama.cpp's Q8_0 · Q8_0. A GEMM packs W before every product, which for 1–16 rows costs
 // more than the product itself (docs/benchmarks/studies.md, "Decode-step matrix products").
 //
-// AVX2 + FMA + F16C when the CPU has them (checked once at run time), a plain loop otherwise. Each output
-// is summed by one thread in a fixed order, so results do not depend on the thread count.
+// AVX-512 (F, BW, VL, VNNI) or AVX2 + FMA + F16C when the CPU has them (checked once at run time), a plain loop
+// otherwise. Each output is summed by one thread in a fixed order, so results do not depend on the thread count;
+// the instruction sets sum in different orders, so tokens can differ between machines by a float's rounding
+// unless the environment variable SPECULUM_KERNELS caps them alike (portable, avx2, avx512).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "models/model_config.h"
 
@@ -42,14 +46,28 @@ void stream_linear(const float* x, int rows, const WeightView& w, const float* b
 // GEMM over many activation rows multiplies by, one block of features at a time. Vectorised like stream_linear.
 void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
 
-// Whether stream_linear runs the AVX2 kernels on this CPU (else stream_linear_portable).
-bool stream_linear_vectorised();
-// The plain loop stream_linear falls back to (no vector instructions); `xq` is x quantised (quantize_q8_row per
-// row) when w is Q8, else unused.
-void stream_linear_portable(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
-                            float* y, std::int64_t first, std::int64_t last);
-// The plain loop convert_weight_rows falls back to.
-void convert_weight_rows_portable(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
+// The instruction sets the kernels are written for, from the plainest.
+enum class KernelLevel { Portable, Avx2, Avx512 };
+const char* kernel_level_name(KernelLevel level);
+// The levels this CPU can run, Portable first.
+std::vector<KernelLevel> supported_kernel_levels();
+// The CPU's best level at most `cap` (a kernel_level_name; empty: no cap). An unknown name throws an Error naming
+// the allowed ones; a level the CPU lacks caps at the CPU's best.
+KernelLevel capped_kernel_level(const std::string& cap);
+// The level stream_linear and convert_weight_rows run: capped_kernel_level(SPECULUM_KERNELS), read once.
+KernelLevel kernel_level();
+
+// stream_linear and convert_weight_rows at a given level (one of supported_kernel_levels()); `xq` is x quantised
+// (quantize_q8_row per row) when w is Q8, else unused.
+void stream_linear_at(KernelLevel level, const float* x, const QuantizedRows& xq, int rows, const WeightView& w,
+                      const float* bias, float* y, std::int64_t first, std::int64_t last);
+void convert_weight_rows_at(KernelLevel level, const WeightView& w, std::int64_t first, std::int64_t last, float* out);
+
+// out [hd] = Σ_s weights[s] · rows[s] for rows [count, hd] row-major (one query's attention: its probabilities times the
+// cached values), at kernel_level(); at a given level for tests.
+void weighted_row_sum(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
+void weighted_row_sum_at(KernelLevel level, const float* weights, const float* rows, std::int64_t count, std::int64_t hd,
+                         float* out);
 
 // x [rows, in] quantised with quantize_q8_row, row by row, into this thread's buffers (valid until its next call).
 QuantizedRows quantize_rows_q8(const float* x, int rows, std::int64_t in);

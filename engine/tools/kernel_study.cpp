@@ -79,7 +79,7 @@ void print_kernel_study(std::ostream& out, int threads) {
                           {"default output", 1024, 192}, {"GPT-B wqkv", 2304, 768}, {"GPT-B w1/w3", 2048, 768},
                           {"GPT-B w2", 768, 2048}, {"GPT-B output", 16384, 768}};
   out << "y = x W^T for x of `rows` rows, median microseconds (" << threads << " threads; streaming kernels "
-      << (stream_linear_vectorised() ? "AVX2" : "portable") << "; f32..q8 stream whatever the rows; linear() switches to\n"
+      << kernel_level_name(kernel_level()) << "; f32..q8 stream whatever the rows; linear() switches to\n"
       << "GEMM above " << kStreamRowsMax << " rows)\n"
       << std::left << std::setw(16) << "matrix" << std::right << std::setw(12) << "out x in" << std::setw(6) << "rows"
       << std::setw(10) << "GEMM" << std::setw(10) << "mv/row" << std::setw(10) << "f32" << std::setw(10) << "f16"
