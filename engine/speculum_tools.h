@@ -35,6 +35,7 @@
 #include "io/bundle.h"
 #include "io/input_file.h"
 #include "io/limits.h"
+#include "io/prompts_file.h"
 #include "speculum.h"
 #include "trace/bench_records.h"
 #include "trace/frechet_distance.h"
@@ -128,6 +129,9 @@ struct SamplesRequest {
   int count = 256;
   std::uint64_t scene_seed = 960000000;  // image i: generation seed scene_seed + i, its caption or class from it
   std::vector<int> classes;     // class bundles: drawn uniformly from these ids (empty: every class)
+  // Text bundles: captions from this file (read_prompts_file), image i taking prompt (scene_seed + i) mod their count;
+  // a T5 bundle needs one, a shapes bundle without one draws shapes captions from the seed.
+  std::string prompts_file;
   std::string device = "cpu";
   int threads = 2;
   std::string to_string() const;
@@ -166,6 +170,7 @@ struct CalibrateRequest {
   std::string bundle;
   int images = 48;
   std::uint64_t scene_seed = 950000000;  // captions (class bundles: classes) of the images from this seed on
+  std::string prompts_file;              // text bundles: captions from this file, as SamplesRequest takes them
   SoftCalibrationParams params;
   int threads = 2;
   bool dry_run = false;  // measure only

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Every trained part the speculative methods need, for any bundle with words or class conditioning (a converted
-# LlamaGen C2I bundle, the shapes bundles), from nothing but the bundle's own target: its samples (train samples),
+# Every trained part the speculative methods need, for any bundle — class-conditioned (a converted LlamaGen C2I
+# bundle), shapes captions, or T5 captions (a converted LlamaGen T2I bundle, with --prompts) — from nothing but the
+# bundle's own target: its samples (train samples),
 # then the EAGLE and LISA drafters, SSD's heads and MuLo-SD's low-resolution drafter trained on them and installed,
 # LISA's bounds calibrated, and a short bench of every method. Sized to the time given: a probe times one sample and
 # a few steps of each trainer, and the time is shared out (samples 40 %, each drafter 15 %, heads and low-resolution
 # drafter 12.5 % each, the rest for calibration and the bench). Resumable: samples are written in chunks, trainers
 # resume from their checkpoints, finished stages are skipped; each stage says how long it took.
-#   bash scripts/train-drafters.sh BUNDLE [--device cpu|cuda] [--minutes M] [--runs DIR]
+# --prompts FILE: the captions of a text bundle's samples, calibration and bench (one per line; a T5 bundle needs it).
+#   bash scripts/train-drafters.sh BUNDLE [--device cpu|cuda] [--minutes M] [--runs DIR] [--prompts FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=${CLI:-build/bin/speculum-cli}
-[ $# -ge 1 ] || { echo "usage: $0 BUNDLE [--device cpu|cuda] [--minutes M] [--runs DIR]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 BUNDLE [--device cpu|cuda] [--minutes M] [--runs DIR] [--prompts FILE]" >&2; exit 2; }
 BUNDLE=$1; shift
-DEVICE=cpu MINUTES=60 RUNS=""
+DEVICE=cpu MINUTES=60 RUNS="" PROMPTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEVICE=$2; shift 2 ;;
     --minutes) MINUTES=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
-    *) echo "$0: unknown option '$1' (allowed: --device, --minutes, --runs)" >&2; exit 2 ;;
+    --prompts) PROMPTS=(--prompts "$2"); shift 2 ;;
+    *) echo "$0: unknown option '$1' (allowed: --device, --minutes, --runs, --prompts)" >&2; exit 2 ;;
   esac
 done
 [ -f "$BUNDLE/speculum.json" ] || { echo "$0: '$BUNDLE' is not a bundle (no speculum.json)" >&2; exit 2; }
@@ -34,7 +37,7 @@ took() { awk -v a="$1" -v b="$(clock)" 'BEGIN { printf "%.0f s", b - a }'; }
 if [ ! -f "$RUNS/probe.txt" ]; then
   start=$(clock)
   $CLI train samples --bundle "$BUNDLE" --count 2 --scene-seed 990000000 --out "$RUNS/probe-samples.safetensors" \
-    --device "$DEVICE" --threads "$THREADS" > /dev/null
+    "${PROMPTS[@]}" --device "$DEVICE" --threads "$THREADS" > /dev/null
   per_sample=$(awk -v a="$start" -v b="$(clock)" 'BEGIN { print (b - a) / 2 }')
   probe_steps() {  # NAME COMMAND...
     local name=$1; shift
@@ -68,7 +71,7 @@ for ((first = 0; first < SAMPLES; first += 256)); do
   chunk="$RUNS/samples-$first.safetensors"
   n=$((SAMPLES - first < 256 ? SAMPLES - first : 256))
   [ -f "$chunk" ] || $CLI train samples --bundle "$BUNDLE" --count "$n" --scene-seed $((970000000 + first)) \
-    --out "$chunk.partial.safetensors" --device "$DEVICE" --threads "$THREADS" > /dev/null
+    "${PROMPTS[@]}" --out "$chunk.partial.safetensors" --device "$DEVICE" --threads "$THREADS" > /dev/null
   [ -f "$chunk" ] || mv "$chunk.partial.safetensors" "$chunk"
   corpora+=("$chunk")
 done
@@ -89,8 +92,13 @@ stage drafter-lisa $CLI train drafter --bundle "$BUNDLE" --objective lisa --step
 stage ssd-heads $CLI train ssd-heads --bundle "$BUNDLE" --horizontal 5 --vertical 2 --steps "$HEAD_STEPS"
 stage low-res $CLI train low-res --bundle "$BUNDLE" --factor 2 --steps "$LOW_STEPS"
 start=$(clock)
-$CLI calibrate --bundle "$BUNDLE" --images 16 --threads "$THREADS" | tail -1
+$CLI calibrate --bundle "$BUNDLE" --images 16 "${PROMPTS[@]}" --threads "$THREADS" | tail -1
 echo "calibrate: $(took "$start")"
-$CLI bench --bundle "$BUNDLE" --methods ar,sjd,eagle,lantern,lisa,ssd,mulo --prompts builtin:4 --seeds 1 --device "$DEVICE" \
+bench_prompts=builtin:4
+if [ ${#PROMPTS[@]} -gt 0 ]; then  # the file's first four prompts
+  grep -v -E '^[[:space:]]*(#|$)' "${PROMPTS[1]}" | head -4 > "$RUNS/bench-prompts.txt"
+  bench_prompts=$RUNS/bench-prompts.txt
+fi
+$CLI bench --bundle "$BUNDLE" --methods ar,sjd,eagle,lantern,lisa,ssd,mulo --prompts "$bench_prompts" --seeds 1 --device "$DEVICE" \
   --threads "$THREADS" | grep "^|" | cut -d'|' -f2,4,5,10
 echo "train-drafters: every part installed in $BUNDLE"

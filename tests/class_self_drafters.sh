@@ -50,7 +50,9 @@ for method in ar eagle lisa ssd mulo; do
   run generate --bundle "$tmp/bundle" --prompt circle --seed 3 --top-k 1 --method $method --out "$tmp/$method.png" \
     --trace "$tmp/$method.jsonl" > /dev/null
 done
-[ "$(tokens "$tmp/eagle.jsonl")" = "$(tokens "$tmp/ar.jsonl")" ] || { echo "FAIL: eagle's greedy tokens differ from ar's"; exit 1; }
+ar_tokens=$(tokens "$tmp/ar.jsonl")
+eagle_tokens=$(tokens "$tmp/eagle.jsonl")
+[[ $ar_tokens == "["* ]] && [ "$eagle_tokens" = "$ar_tokens" ] || { echo "FAIL: eagle's greedy tokens differ from ar's"; exit 1; }
 for method in lisa ssd mulo; do [ -s "$tmp/$method.png" ] || { echo "FAIL: $method drew nothing"; exit 1; }; done
 out=$(run train samples --bundle "$tmp/bundle" --count 1 --classes 99 --out "$tmp/x.safetensors" 2>&1) && exit 1
 echo "$out" | grep -q "class 99 is outside \[0, 10)" || { echo "FAIL: $out"; exit 1; }

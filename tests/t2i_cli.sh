@@ -52,7 +52,12 @@ rc=$?
 set -e
 [ $rc -eq 1 ] && grep -q "give its T5 encoder with --t5 FLAN_T5_DIR" "$tmp/no-t5.txt" || fail "t2i without --t5: $(cat "$tmp/no-t5.txt")"
 # LISA's soft verification with LANTERN's drafter (its verification-only ablation): calibrate, then lisa soft=1 runs.
-"$cli" calibrate --bundle "$tmp/b" --images 4 --threads 1 > "$tmp/calibrate.txt" 2>&1 || fail "calibrate: $(cat "$tmp/calibrate.txt")"
+# A T5 bundle's calibration captions come from a prompts file; without one it is refused.
+"$cli" calibrate --bundle "$tmp/b" --images 4 --threads 1 > "$tmp/calibrate.txt" 2>&1 && fail "calibrate ran without --prompts"
+grep -q "give its captions with --prompts FILE" "$tmp/calibrate.txt" || fail "calibrate without prompts: $(cat "$tmp/calibrate.txt")"
+printf 'a red cat\nA Photo of the Golden Gate Bridge\n' > "$tmp/prompts.txt"
+"$cli" calibrate --bundle "$tmp/b" --prompts "$tmp/prompts.txt" --images 4 --threads 1 > "$tmp/calibrate.txt" 2>&1 ||
+  fail "calibrate: $(cat "$tmp/calibrate.txt")"
 grep -q "wrote them into" "$tmp/calibrate.txt" || fail "calibrate wrote no bounds"
 "$cli" generate --bundle "$tmp/b" --prompt "a red cat" --method lisa --opt lisa_drafter=0 --opt soft=1 --threads 1 --out "$tmp/lisa.png" > "$tmp/lisa.log" 2>&1 ||
   fail "lisa soft=1: $(cat "$tmp/lisa.log")"

@@ -183,6 +183,42 @@ class TestTraining : public QObject {
     QVERIFY(attendable.all().item<bool>());
   }
 
+  void t5_corpora_round_trip_and_condition_on_encoded_captions() {
+    TokenizedCorpus corpus = small_corpus(3);
+    for (auto& w : corpus.words) w.clear();
+    corpus.captions = {"a red cat", "a \"quoted\" caption\nwith a newline", "a red cat"};
+    const std::string dir = dir_.path().toStdString();
+    corpus.save(dir + "/t5.safetensors", 8);
+    const TokenizedCorpus back = TokenizedCorpus::load(dir + "/t5.safetensors");
+    QCOMPARE(back.captions, corpus.captions);
+    GptConfig t5_model = tiny_gpt();
+    t5_model.caption_source = CaptionSource::T5;
+    check_corpus(back, t5_model);
+    EXPECT_ERROR(check_corpus(back, tiny_gpt()), "the corpus holds caption texts for T5, but the model reads vocabulary words");
+    EXPECT_ERROR(check_corpus(small_corpus(3), t5_model), "a T5-conditioned model trains on a corpus with a caption text per image");
+    small_corpus(2).save(dir + "/words.safetensors", 8);
+    EXPECT_ERROR(load_corpora({dir + "/t5.safetensors", dir + "/words.safetensors"}), "has no caption texts, unlike");
+    // Teacher forcing needs the captions encoded first (the tools do it with the bundle's T5 folder).
+    const Transformer model(t5_model, random_weights(gpt_tensor_specs(t5_model), 5), at::kCPU);
+    at::Tensor tokens;
+    EXPECT_ERROR(teacher_features(model, back, {0, 1}, {false, false}, tokens), "have no T5 features");
+    TokenizedCorpus encoded = back;
+    std::vector<char> slots(8, 0);
+    std::fill(slots.begin() + 5, slots.end(), 1);  // three tokens, left-padded
+    for (int i = 0; i < 3; ++i) {
+      encoded.caption_features.push_back(at::randn({8, 32}) * at::tensor(std::vector<float>(slots.begin(), slots.end())).unsqueeze(1));
+      encoded.caption_slots.push_back(slots);
+    }
+    QCOMPARE(teacher_features(model, encoded, {0, 2}, {false, true}, tokens).sizes().vec(), (std::vector<std::int64_t>{2, 16, 64}));
+    // A kept row is its features projected; a dropped row the learned null caption, under the same slots.
+    const auto [prefix, attendable] = model.encoded_caption_batch({encoded.caption_features[0], encoded.caption_features[1]},
+                                                                  {slots, slots}, {false, true});
+    const ConditionPrefix kept = model.caption_prefix(encoded.caption_features[0], slots, 2);  // row 1: the null caption
+    QVERIFY(at::allclose(prefix[0], kept.embeddings[0]) && at::allclose(prefix[1], kept.embeddings[1]));
+    QCOMPARE(attendable[0].sum().item<int>(), 3);
+    QVERIFY(at::equal(attendable[0], attendable[1]));
+  }
+
   void object_shares_round_trip_and_a_corpus_without_them_weighs_as_background() {
     const std::string dir = dir_.path().toStdString();
     TokenizedCorpus shaded = small_corpus(3), plain = small_corpus(2);

@@ -28,9 +28,6 @@
 namespace speculum::cli {
 namespace {
 
-constexpr int kMaxPrompts = 100000;
-constexpr std::size_t kMaxPromptFileBytes = 4u << 20;
-
 std::string default_prompt(const ModelInfo& info) {
   if (info.free_text) return "a red cat sitting on a blue chair";
   const std::vector<std::string> wanted = {"a", "red", "circle", "above", "a", "blue", "square"};
@@ -62,26 +59,17 @@ std::vector<std::string> bench_prompts(const std::string& spec, const GeneratePa
   if (spec.rfind("builtin:", 0) == 0) {
     int n = 0;
     std::istringstream in(spec.substr(8));
-    if (!(in >> n) || !in.eof() || n < 1 || n > kMaxPrompts)
-      throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxPrompts));
+    if (!(in >> n) || !in.eof() || n < 1 || n > kMaxPromptsInFile)
+      throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxPromptsInFile));
     for (int i = 0; i < n; ++i)
       prompts.push_back(info.text_conditioned ? data::sample_scene(data::kHeldOutSceneSeeds + static_cast<std::uint64_t>(i)).caption()
                                               : info.classes[static_cast<std::size_t>(i) % info.classes.size()]);
   } else if (!spec.empty()) {
-    // The checked reader: a FIFO or a device is refused before open(), the size before reading.
-    std::istringstream lines(read_input_file(spec, kMaxPromptFileBytes, "prompts file"));
-    int number = 0;
-    for (std::string line; std::getline(lines, line);) {
-      ++number;
-      line.erase(0, line.find_first_not_of(" \t\r"));
-      line.erase(line.find_last_not_of(" \t\r") + 1);
-      if (line.empty() || line[0] == '#') continue;
-      if (const std::string problem = engine.check_prompt(line); !problem.empty())
-        throw Error("--prompts: '" + spec + "' line " + std::to_string(number) + ": " + problem);
-      if (static_cast<int>(prompts.size()) == kMaxPrompts) throw Error("--prompts: '" + spec + "' has more than 100,000 prompts");
-      prompts.push_back(line);
+    for (const PromptLine& line : read_prompts_file(spec)) {
+      if (const std::string problem = engine.check_prompt(line.text); !problem.empty())
+        throw Error("--prompts: '" + spec + "' line " + std::to_string(line.line) + ": " + problem);
+      prompts.push_back(line.text);
     }
-    if (prompts.empty()) throw Error("--prompts: '" + spec + "' holds no prompt");
   } else if (!request.prompt.empty()) {
     prompts.push_back(request.prompt);
   } else if (info.text_conditioned) {

@@ -29,6 +29,8 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--scene-seed", a->scene_seed, "Captions come from shapes scenes (class bundles: the classes drawn) from this seed on")->check(whole_number_check())
       ->capture_default_str();
+  c->add_option("--prompts", a->prompts_file,
+                "Text bundles: captions from this file, one per line, in turn (required for T5 bundles)");
   c->add_option("--threads", a->threads, "LibTorch threads")->capture_default_str();
   c->add_flag("--dry-run", a->dry_run, "Print the bounds without writing them");
   c->final_callback([a] {

@@ -104,6 +104,9 @@ CLI::App* add_train_commands(CLI::App& app) {
       ->check(whole_number_check())->capture_default_str();
   samples->add_option("--classes", sa->classes, "Class bundles: draw the classes uniformly from these ids (default: all)")
       ->delimiter(',')->check(CLI::NonNegativeNumber);
+  samples->add_option("--prompts", sa->prompts_file,
+                      "Text bundles: captions from this file, one per line, in turn (required for T5 bundles; default for "
+                      "shapes bundles: shapes captions)");
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*samples, sa->device);
   samples->final_callback([sa] {

@@ -156,29 +156,62 @@ at::Tensor Transformer::project_caption(const at::Tensor& features) const {
   return at::linear(hidden, weight(weights_, "cls_embedding.cap_proj.fc2.weight"));
 }
 
+namespace {
+
+// Flags [B * L] as a bool tensor of `shape` on `device`.
+at::Tensor flags_tensor(const std::vector<char>& flags, std::vector<std::int64_t> shape, at::Device device) {
+  return at::tensor(std::vector<std::int64_t>(flags.begin(), flags.end()), at::kLong).reshape(shape).to(device, at::kBool);
+}
+
+std::vector<char> dropped_rows(std::size_t batch, const std::vector<bool>& null_caption) {
+  std::vector<char> dropped;
+  for (std::size_t b = 0; b < batch; ++b) dropped.push_back(b < null_caption.size() && null_caption[b]);
+  return dropped;
+}
+
+}  // namespace
+
 std::pair<at::Tensor, at::Tensor> Transformer::caption_batch(const std::vector<std::vector<int>>& word_ids,
                                                              const std::vector<bool>& null_caption) const {
   if (config_.condition != ConditionKind::Text) throw Error("this model is class-conditioned, not text-conditioned");
   if (config_.caption_source != CaptionSource::Words)
-    throw Error("training batches of T5 captions are not supported: this model reads T5 features, not vocabulary words");
+    throw Error("this model reads T5 features, not vocabulary words: train it on encoded captions (encoded_caption_batch)");
   const int length = config_.cls_token_num;
   const auto batch = static_cast<std::int64_t>(word_ids.size());
   std::vector<at::Tensor> features;
-  std::vector<char> attendable, dropped;
+  std::vector<char> attendable;
   for (std::int64_t b = 0; b < batch; ++b) {
     features.push_back(caption_features(word_ids[b]));
     const std::vector<char> slots = caption_slots(static_cast<int>(word_ids[b].size()));
     attendable.insert(attendable.end(), slots.begin(), slots.end());
-    dropped.push_back(b < static_cast<std::int64_t>(null_caption.size()) && null_caption[b]);
   }
-  const auto as_bool = [&](const std::vector<char>& flags, std::vector<std::int64_t> shape) {
-    return at::tensor(std::vector<std::int64_t>(flags.begin(), flags.end()), at::kLong).reshape(shape).to(device_, at::kBool);
-  };
-  const at::Tensor mask = as_bool(attendable, {batch, length});
+  const at::Tensor mask = flags_tensor(attendable, {batch, length}, device_);
   // The null caption replaces the encoded words of a dropped row (it is already a feature sequence).
   const at::Tensor encoded = encode_caption(config_, weights_, at::stack(features), mask);
   const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding").unsqueeze(0).to(encoded.scalar_type());
-  return {project_caption(at::where(as_bool(dropped, {batch, 1, 1}), null, encoded)), mask};
+  const at::Tensor dropped = flags_tensor(dropped_rows(word_ids.size(), null_caption), {batch, 1, 1}, device_);
+  return {project_caption(at::where(dropped, null, encoded)), mask};
+}
+
+std::pair<at::Tensor, at::Tensor> Transformer::encoded_caption_batch(const std::vector<at::Tensor>& features,
+                                                                     const std::vector<std::vector<char>>& slots,
+                                                                     const std::vector<bool>& null_caption) const {
+  if (config_.condition != ConditionKind::Text || config_.caption_source != CaptionSource::T5)
+    throw Error("encoded caption batches are for models that read T5 features");
+  const auto batch = static_cast<std::int64_t>(features.size());
+  std::vector<char> attendable;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::vector<char>& row = slots.at(static_cast<std::size_t>(b));
+    if (features[b].sizes() != at::IntArrayRef{config_.cls_token_num, config_.caption_dim} ||
+        static_cast<int>(row.size()) != config_.cls_token_num)
+      throw Error("caption features must be [" + std::to_string(config_.cls_token_num) + ", " + std::to_string(config_.caption_dim) +
+                  "] with a slot flag per row");
+    attendable.insert(attendable.end(), row.begin(), row.end());
+  }
+  const at::Tensor null = weight(weights_, "cls_embedding.uncond_embedding");
+  const at::Tensor encoded = at::stack(features).to(device_, null.scalar_type());
+  const at::Tensor dropped = flags_tensor(dropped_rows(features.size(), null_caption), {batch, 1, 1}, device_);
+  return {project_caption(at::where(dropped, null.unsqueeze(0), encoded)), flags_tensor(attendable, {batch, config_.cls_token_num}, device_)};
 }
 
 std::pair<at::Tensor, at::Tensor> Transformer::class_batch(const std::vector<int>& class_ids,

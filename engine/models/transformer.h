@@ -81,6 +81,13 @@ class Transformer {
   std::pair<at::Tensor, at::Tensor> caption_batch(const std::vector<std::vector<int>>& word_ids,
                                                   const std::vector<bool>& null_caption) const;
 
+  // The same for a model that reads T5 features: each row's encoded caption [cls_token_num, caption_dim] (left-padded
+  // with zero rows) and its slots; dropped rows get the learned null caption under the same slots, as generation
+  // pairs them (caption_prefix).
+  std::pair<at::Tensor, at::Tensor> encoded_caption_batch(const std::vector<at::Tensor>& features,
+                                                          const std::vector<std::vector<char>>& slots,
+                                                          const std::vector<bool>& null_caption) const;
+
   // Class prefixes for a training batch, as caption_batch: [B, 1, dim] embeddings and [B, 1] attendable; rows with
   // `null_class[b]` get the null class (the CFG row), which the model must have.
   std::pair<at::Tensor, at::Tensor> class_batch(const std::vector<int>& class_ids, const std::vector<bool>& null_class) const;

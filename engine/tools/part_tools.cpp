@@ -10,7 +10,7 @@
 namespace speculum {
 
 void train_drafter_run(const DrafterTrainRequest& request, const ToolCallbacks& callbacks) {
-  tools::FrozenTarget run = tools::load_frozen_target(request.run, "drafter");
+  tools::FrozenTarget run = tools::load_frozen_target(request.run, callbacks);
   BundleManifest& m = run.manifest;
   const std::string objective = drafter_objective_name(request.params.objective);
   const VqModel vq = VqModel::load(m.tokenizer, m.tokenizer_path(), at::kCPU);
@@ -37,7 +37,7 @@ void train_spatial_heads_run(const SpatialHeadsTrainRequest& request, const Tool
   if (p.horizontal < 1 || p.horizontal > kMaxHorizontalHeads || p.vertical < 1 || p.vertical > kMaxVerticalHeads)
     throw Error("SSD heads: " + std::to_string(p.horizontal) + " horizontal and " + std::to_string(p.vertical) +
                 " vertical; allowed 1.." + std::to_string(kMaxHorizontalHeads) + " and 1.." + std::to_string(kMaxVerticalHeads));
-  tools::FrozenTarget run = tools::load_frozen_target(request.run, "ssd-heads");
+  tools::FrozenTarget run = tools::load_frozen_target(request.run, callbacks);
   BundleManifest& m = run.manifest;
   tools::report(callbacks, "SSD heads (" + std::to_string(p.horizontal) + " horizontal, " + std::to_string(p.vertical) +
                                " vertical): " +

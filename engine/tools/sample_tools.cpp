@@ -23,12 +23,36 @@ std::vector<int> every_class(const BundleManifest& m) {
   return classes;
 }
 
-// Sample i's condition: its class (class bundles) or its shapes caption, drawn from `scene_seed` alone.
-void condition_sample(GenerateParams& p, std::uint64_t scene_seed, const std::vector<int>& classes) {
+// Sample i's condition: its class (class bundles), a caption from the prompts file, or a shapes caption, drawn from
+// `scene_seed` alone (so samples made in chunks and calibration repeat exactly).
+void condition_sample(GenerateParams& p, std::uint64_t scene_seed, const std::vector<int>& classes,
+                      const std::vector<std::string>& prompts) {
   if (!classes.empty())
     p.class_id = class_of_sample(scene_seed, classes);
+  else if (!prompts.empty())
+    p.prompt = prompts[scene_seed % prompts.size()];
   else
     p.prompt = data::sample_scene(scene_seed).caption();
+}
+
+// The captions a text bundle's samples take from `prompts_file`, each checked by the engine (an Error names the file
+// and line); none for an empty name. A T5 bundle must have them; a class bundle takes none.
+std::vector<std::string> sample_prompts(const std::string& prompts_file, const BundleManifest& m, const Engine& engine,
+                                        const char* what) {
+  const bool class_bundle = m.target.condition == ConditionKind::Class;
+  if (prompts_file.empty()) {
+    if (!class_bundle && m.target.caption_source == CaptionSource::T5)
+      throw Error(std::string(what) + ": '" + m.dir + "' reads T5 features: give its captions with --prompts FILE (one per line)");
+    return {};
+  }
+  if (class_bundle) throw Error(std::string(what) + ": '" + m.dir + "' is class-conditioned; it takes classes, not prompts");
+  std::vector<std::string> prompts;
+  for (const PromptLine& line : read_prompts_file(prompts_file)) {
+    if (const std::string problem = engine.check_prompt(line.text); !problem.empty())
+      throw Error("prompts file '" + prompts_file + "' line " + std::to_string(line.line) + ": " + problem);
+    prompts.push_back(line.text);
+  }
+  return prompts;
 }
 
 }  // namespace
@@ -48,8 +72,8 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   const auto engine = Engine::load(ep);
   const BundleManifest m = read_manifest(request.bundle);
   const bool class_bundle = m.target.condition == ConditionKind::Class;
-  if (!class_bundle && m.target.caption_source != CaptionSource::Words)
-    throw Error("train samples: T5-conditioned bundles are not supported yet; '" + m.dir + "' reads T5 features");
+  const bool t5_bundle = !class_bundle && m.target.caption_source == CaptionSource::T5;
+  const std::vector<std::string> prompts = sample_prompts(request.prompts_file, m, *engine, "train samples");
   std::vector<int> classes = request.classes;
   if (!class_bundle && !classes.empty()) throw Error("classes: '" + m.dir + "' is text-conditioned, not class-conditioned");
   for (const int c : classes)
@@ -63,13 +87,16 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   for (int i = 0; i < request.count && !tools::stopped(callbacks); ++i) {
     GenerateParams p;
     p.seed = request.scene_seed + i;
-    condition_sample(p, p.seed, classes);
+    condition_sample(p, p.seed, classes, prompts);
     p.sampling = engine->info().sampling;
     const auto tokens = engine->generate(p).tokens;
     codes.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
     if (class_bundle) {
       corpus.words.emplace_back();
       corpus.classes.push_back(p.class_id);
+    } else if (t5_bundle) {
+      corpus.words.emplace_back();
+      corpus.captions.push_back(p.prompt);  // encoded again by T5 when a trainer loads the corpus
     } else {
       corpus.words.push_back(vocabulary.encode(p.prompt));
     }
@@ -93,6 +120,7 @@ SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request) {
                            at::kCPU);
   const bool class_bundle = m.target.condition == ConditionKind::Class;
   const std::vector<int> classes = every_class(m);
+  const std::vector<std::string> prompts = sample_prompts(request.prompts_file, m, *engine, "calibrate");
   const TextVocabulary vocabulary(m.text_vocab);
   std::unique_ptr<T5Captions> t5;
   if (m.t5) t5 = std::make_unique<T5Captions>(open_t5_folder(m.t5_folder()), at::kCPU, m.t5->clean_captions, m.target.cls_token_num);
@@ -102,7 +130,7 @@ SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request) {
   for (int i = 0; i < request.images; ++i) {
     GenerateParams p;
     p.seed = static_cast<std::uint64_t>(i);
-    condition_sample(p, request.scene_seed + i, classes);
+    condition_sample(p, request.scene_seed + i, classes, prompts);
     p.sampling = engine->info().sampling;
     const auto tokens = engine->generate(p).tokens;
     images.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));

@@ -138,8 +138,10 @@ void train_low_res_run(const LowResTrainRequest& request, const ToolCallbacks& c
   }
   params.init_from = f.bundle;
   if (m.target.condition == ConditionKind::Class && !m.target.class_null_row) params.caption_dropout = 0;  // no null class
-  const TokenizedCorpus corpus = TokenizedCorpus::load(low_corpus);
-  const TokenizedCorpus held_out = f.held_out.empty() ? TokenizedCorpus{} : downscaled(TokenizedCorpus::load(f.held_out));
+  TokenizedCorpus corpus = TokenizedCorpus::load(low_corpus);
+  TokenizedCorpus held_out = f.held_out.empty() ? TokenizedCorpus{} : downscaled(TokenizedCorpus::load(f.held_out));
+  tools::encode_corpus_captions(corpus, m, callbacks);
+  tools::encode_corpus_captions(held_out, m, callbacks);
   tools::report(callbacks, "low-resolution drafter: " + std::to_string(run.target.grid_rows) + "x" +
                                std::to_string(run.target.grid_cols) + " grid, " + std::to_string(corpus.size()) + " images, " +
                                std::to_string(params.schedule.steps) + " steps of " + std::to_string(params.batch));

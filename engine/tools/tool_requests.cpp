@@ -50,6 +50,7 @@ std::string SamplesRequest::to_string() const {
     s << " classes=";
     for (std::size_t i = 0; i < classes.size(); ++i) s << (i ? "," : "") << classes[i];
   }
+  if (!prompts_file.empty()) s << " prompts_file=" << prompts_file;
   return s.str();
 }
 
@@ -65,6 +66,7 @@ std::string CalibrateRequest::to_string() const {
   std::ostringstream s;
   s << "bundle=" << bundle << " images=" << images << " scene_seed=" << scene_seed << " " << params.to_string()
     << " threads=" << threads << (dry_run ? " dry_run" : "");
+  if (!prompts_file.empty()) s << " prompts_file=" << prompts_file;
   return s.str();
 }
 

@@ -24,14 +24,18 @@ VqConfig read_vq_run(const std::string& vq_dir);
 // The weights a run folder's latest checkpoint holds: its EMA when it has one, else the raw weights.
 std::string final_run_weights(const std::string& run_dir);
 
+// A T5 bundle's corpus: each caption encoded with the bundle's T5 folder, once per distinct caption (equal captions
+// share the features), into corpus.caption_features / caption_slots; nothing for other bundles. Reports how many.
+void encode_corpus_captions(TokenizedCorpus& corpus, const BundleManifest& m, const ToolCallbacks& callbacks);
+
 // A bundle's manifest, its target frozen on the run's device, the training corpora (their words numbered as the
-// bundle numbers them, else an error naming the first difference) and the held-out corpus (empty when none).
-// Sets the LibTorch threads. `what` names the trainer in errors.
+// bundle numbers them, else an error naming the first difference; a T5 bundle's captions encoded) and the held-out
+// corpus (empty when none). Sets the LibTorch threads.
 struct FrozenTarget {
   BundleManifest manifest;
   std::unique_ptr<Transformer> target;
   TokenizedCorpus corpus, held_out;
 };
-FrozenTarget load_frozen_target(const FrozenTargetRun& run, const char* what);
+FrozenTarget load_frozen_target(const FrozenTargetRun& run, const ToolCallbacks& callbacks);
 
 }  // namespace speculum::tools

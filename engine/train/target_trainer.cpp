@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "error.h"
 #include "io/bundle.h"
+#include "io/json_fields.h"
 #include "models/device.h"
 #include "models/random_weights.h"
 #include "sampling/counter_rng.h"
@@ -29,7 +31,9 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
   TensorMap tensors = {{"codes", codes.to(at::kInt)}, {"words", word_table}};
   if (!classes.empty()) tensors["classes"] = at::tensor(classes, at::kInt);
   if (object_share.defined()) tensors["object_share"] = (object_share * 255).round().clamp(0, 255).to(at::kByte);
-  save_tensors(path, tensors, DType::F32, {{"vocabulary", joined}});
+  std::map<std::string, std::string> metadata = {{"vocabulary", joined}};
+  if (!captions.empty()) metadata["captions"] = nlohmann::json(captions).dump();
+  save_tensors(path, tensors, DType::F32, metadata);
 }
 
 TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
@@ -58,6 +62,15 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
   if (const auto it = file.metadata().find("vocabulary"); it != file.metadata().end()) {
     std::istringstream lines(it->second);
     for (std::string w; std::getline(lines, w);) corpus.vocabulary.push_back(w);
+  }
+  if (const auto it = file.metadata().find("captions"); it != file.metadata().end()) {
+    const nlohmann::json list = parse_untrusted_json(it->second, path + " (captions)", 2);
+    if (!list.is_array() || static_cast<std::int64_t>(list.size()) != codes->shape[0])
+      throw Error("'" + path + "': metadata 'captions' must be a JSON array of " + std::to_string(codes->shape[0]) + " strings, one per image");
+    for (const auto& caption : list) {
+      if (!caption.is_string()) throw Error("'" + path + "': metadata 'captions' holds a value that is not a string");
+      corpus.captions.push_back(caption.get<std::string>());
+    }
   }
   const at::Tensor table = view(words);
   for (std::int64_t i = 0; i < table.size(0); ++i) {
@@ -89,6 +102,10 @@ TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
     any_share = any_share || part.object_share.defined();
     if (codes.size() > 1 && part.classes.empty() != all.classes.empty())
       throw Error("'" + path + "' " + (part.classes.empty() ? "has no classes" : "has classes") + ", unlike '" + paths.front() + "'");
+    if (codes.size() > 1 && part.captions.empty() != all.captions.empty())
+      throw Error("'" + path + "' " + (part.captions.empty() ? "has no caption texts" : "has caption texts") + ", unlike '" +
+                  paths.front() + "'");
+    all.captions.insert(all.captions.end(), part.captions.begin(), part.captions.end());
     for (auto& w : part.words) all.words.push_back(std::move(w));
     all.classes.insert(all.classes.end(), part.classes.begin(), part.classes.end());
   }
@@ -110,6 +127,11 @@ void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
   for (const int c : corpus.classes)
     if (c < 0 || c >= config.num_classes)
       throw Error("the corpus has class " + std::to_string(c) + ", outside the model's [0, " + std::to_string(config.num_classes) + ")");
+  const bool t5_model = !class_model && config.caption_source == CaptionSource::T5;
+  if (t5_model && static_cast<std::int64_t>(corpus.captions.size()) != corpus.size())
+    throw Error("a T5-conditioned model trains on a corpus with a caption text per image (train samples --prompts writes one)");
+  if (!t5_model && !corpus.captions.empty())
+    throw Error("the corpus holds caption texts for T5, but the model reads " + std::string(class_model ? "classes" : "vocabulary words"));
 }
 
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
@@ -135,6 +157,18 @@ std::pair<at::Tensor, at::Tensor> teacher_hidden(const Transformer& model, const
     std::vector<int> classes;
     for (auto r : rows) classes.push_back(corpus.classes.at(r));
     const auto [prefix, attendable] = model.class_batch(classes, null_caption);
+    return {model.forward_teacher_hidden(prefix, attendable, tokens), tokens};
+  }
+  if (model.config().caption_source == CaptionSource::T5) {
+    if (corpus.caption_features.size() != corpus.captions.size() || corpus.captions.empty())
+      throw Error("the corpus's captions have no T5 features (encode_corpus_captions runs when a trainer loads it)");
+    std::vector<at::Tensor> features;
+    std::vector<std::vector<char>> slots;
+    for (auto r : rows) {
+      features.push_back(corpus.caption_features.at(r));
+      slots.push_back(corpus.caption_slots.at(r));
+    }
+    const auto [prefix, attendable] = model.encoded_caption_batch(features, slots, null_caption);
     return {model.forward_teacher_hidden(prefix, attendable, tokens), tokens};
   }
   std::vector<std::vector<int>> words;

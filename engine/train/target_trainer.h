@@ -23,9 +23,15 @@ namespace speculum {
 struct TokenizedCorpus {
   at::Tensor codes;  // [N, tokens] int64
   at::Tensor object_share;  // [N, tokens] float 0..1, or undefined (a corpus tokenised before it existed); emoji rows 0
-  std::vector<std::vector<int>> words;  // empty captions in a class corpus
+  std::vector<std::vector<int>> words;  // empty captions in a class or T5 corpus
   std::vector<int> classes;              // one per image in a class corpus, else empty
   std::vector<std::string> vocabulary;  // word of each id (stored in the file's metadata)
+  // A T5 model's samples: each image's caption as generation read it (metadata "captions", a JSON array), else empty.
+  std::vector<std::string> captions;
+  // Their T5 features, [cls_token_num, caption_dim] with the slots that hold a token, one per image (equal captions
+  // share a tensor): computed when a trainer loads the corpus (encode_corpus_captions), never stored.
+  std::vector<at::Tensor> caption_features;
+  std::vector<std::vector<char>> caption_slots;
 
   std::int64_t size() const { return codes.defined() ? codes.size(0) : 0; }
   void save(const std::string& path, int max_words) const;
@@ -38,7 +44,7 @@ struct TokenizedCorpus {
 TokenizedCorpus load_corpora(const std::vector<std::string>& paths);
 
 // Throws unless the corpus has images, each has `config`'s grid of tokens, and a class model's corpus has a class
-// inside its table per image (a caption model's, none).
+// inside its table per image (a caption model's, none), a T5 model's a caption per image.
 void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config);
 
 // Step `step`'s training batch: `batch` corpus rows and, per row, whether it trains under the null
