@@ -22,6 +22,7 @@
 #include "models/text_vocabulary.h"
 #include "models/device.h"
 #include "models/drafter.h"
+#include "models/linear_kernels.h"
 #include "models/spatial_heads.h"
 #include "models/transformer.h"
 #include "models/vq_model.h"
@@ -201,6 +202,7 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.bundle_dir = m.dir;
   info.device = impl->device.str();
   info.weight_format = weight_format_name(format);
+  info.kernels = kernel_level_name(kernel_level());
   info.decode_step_bytes = impl->target->decode_step_weight_bytes();
   info.text_conditioned = g.condition == ConditionKind::Text;
   info.cfg_available = info.text_conditioned || g.class_null_row;

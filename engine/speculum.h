@@ -112,6 +112,7 @@ struct ModelInfo {
   int vocab_size = 0;
   std::int64_t target_parameters = 0;
   std::string weight_format;             // how the matrices run: "f32", "f16", "bf16" or "q8"
+  std::string kernels;                   // the decode step's instruction set: "avx512", "avx2" or "portable" (SPECULUM_KERNELS)
   std::int64_t decode_step_bytes = 0;    // weight bytes one target decode step reads (the roofline's numerator)
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
@@ -193,7 +194,8 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
 // replaced, else "". Throws Error naming the file when it cannot be written.
 std::string save_draft_sizes(const std::string& file, const DraftSizeTable& table);
 
-// What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded, device.
+// What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded, the decode
+// step's kernels, device.
 std::string describe_runtime(const std::string& device);
 
 // A bundle with random weights of a preset size, for tests, demos and benchmarks.

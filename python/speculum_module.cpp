@@ -359,6 +359,7 @@ PYBIND11_MODULE(speculum, m) {
       .def_readonly("vocab_size", &speculum::ModelInfo::vocab_size)
       .def_readonly("target_parameters", &speculum::ModelInfo::target_parameters)
       .def_readonly("weight_format", &speculum::ModelInfo::weight_format)
+      .def_readonly("kernels", &speculum::ModelInfo::kernels)
       .def_readonly("target_summary", &speculum::ModelInfo::target_summary)
       .def_readonly("sampling", &speculum::ModelInfo::sampling)
       .def_readonly("methods", &speculum::ModelInfo::methods)

@@ -134,7 +134,7 @@ MainWindow::MainWindow(std::unique_ptr<Engine> engine, const QString& settings_f
   progress_ = new QProgressBar(this);
   progress_->setRange(0, info.grid_rows * info.grid_cols);
   progress_->setMaximumWidth(220);
-  status_ = new QLabel(QString::fromStdString(info.target_summary + " on " + info.device + ", " + info.weight_format + " weights"), this);
+  status_ = new QLabel(QString::fromStdString(info.target_summary + " on " + info.device + ", " + info.weight_format + " weights, " + info.kernels + " kernels"), this);
   hover_ = new QLabel(this);
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(hover_);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "error.h"
+#include "models/linear_kernels.h"
 #include "speculum.h"
 
 namespace speculum {
@@ -55,7 +56,7 @@ std::string cpu_description() { return cpu_model() + " (" + std::to_string(std::
 std::string describe_runtime(const std::string& device) {
   std::ostringstream s;
   s << cpu_description() << ", LibTorch " << TORCH_VERSION << ", BLAS "
-    << loaded_blas() << ", device " << device;
+    << loaded_blas() << ", decode-step kernels " << kernel_level_name(kernel_level()) << ", device " << device;
   return s.str();
 }
 

@@ -90,6 +90,7 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual((info.grid_rows, info.grid_cols), (16, 16))
         self.assertTrue(info.text_conditioned)
         self.assertIn("ar", info.methods)
+        self.assertIn(info.kernels, ("portable", "avx2", "avx512"))
         methods = {m["name"]: m for m in self.engine.methods()}
         self.assertEqual(set(methods), set(info.methods))
         ssd = {p["name"]: p for p in methods["ssd"]["params"]}
