@@ -198,6 +198,11 @@ class TestTraining : public QObject {
     EXPECT_ERROR(check_corpus(small_corpus(3), t5_model), "a T5-conditioned model trains on a corpus with a caption text per image");
     small_corpus(2).save(dir + "/words.safetensors", 8);
     EXPECT_ERROR(load_corpora({dir + "/t5.safetensors", dir + "/words.safetensors"}), "has no caption texts, unlike");
+    const TensorMap table = {{"codes", back.codes.to(at::kInt)}, {"words", at::full({3, 8}, -1, at::kInt)}};
+    save_tensors(dir + "/short.safetensors", table, DType::F32, {{"captions", "[\"one\"]"}});
+    EXPECT_ERROR(TokenizedCorpus::load(dir + "/short.safetensors"), "metadata 'captions' must be a JSON array of 3 strings");
+    save_tensors(dir + "/numbers.safetensors", table, DType::F32, {{"captions", "[1, 2, 3]"}});
+    EXPECT_ERROR(TokenizedCorpus::load(dir + "/numbers.safetensors"), "holds a value that is not a string");
     // Teacher forcing needs the captions encoded first (the tools do it with the bundle's T5 folder).
     const Transformer model(t5_model, random_weights(gpt_tensor_specs(t5_model), 5), at::kCPU);
     at::Tensor tokens;
