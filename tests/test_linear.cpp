@@ -8,6 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "decoding/decode_session.h"
 #include "models/linear.h"
 #include "models/random_weights.h"
@@ -169,6 +172,18 @@ class TestLinear : public QObject {
         },
         "part 0 failed"));
     QCOMPARE(finished.load(), 1);
+    // A forked child has none of its parent's helpers: it runs every part itself instead of waiting for them.
+    run_on_team(2, [](int) {});  // the parent's helper exists
+    const pid_t child = fork();
+    if (child == 0) {
+      alarm(20);  // a hang fails the check below rather than the whole test run
+      std::atomic<int> ran{0};
+      run_on_team(2, [&](int) { ran++; });
+      _exit(ran.load() == 2 ? 0 : 1);
+    }
+    int status = 0;
+    QCOMPARE(waitpid(child, &status, 0), child);
+    QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child did not run both parts itself");
     QCOMPARE(team_parts(kMinTeamWork * 10, 2), 2);
     QCOMPARE(team_parts(kMinTeamWork / 2, 8), 1);
     QCOMPARE(team_parts(kMinTeamWork * 3, 8), 3);

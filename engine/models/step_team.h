@@ -8,8 +8,8 @@
 // sleep.
 //
 // Thread rules: run() may be called from any thread. One caller at a time uses the helpers; a second caller meanwhile
-// (two engines decoding at once) runs its parts itself, one after another. Parts compute disjoint outputs, so results
-// never depend on how many threads ran them.
+// (two engines decoding at once) runs its parts itself, one after another, as does a process forked from one whose
+// helpers were running. Parts compute disjoint outputs, so results never depend on how many threads ran them.
 #pragma once
 
 #include <cstdint>
