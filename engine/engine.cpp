@@ -26,12 +26,14 @@
 #include "models/spatial_heads.h"
 #include "models/transformer.h"
 #include "models/vq_model.h"
+#include "io/prompts_file.h"
+#include "text/utf8.h"
 #include "speculum.h"
 
 namespace speculum {
 namespace {
 
-// A prompt is one line of plain text: a control character (a NUL, a line break, DEL, a terminal escape) is refused
+// A prompt is one line of UTF-8 text: a control character (a NUL, a line break, DEL, a terminal escape) is refused
 // wherever a prompt enters, not split on or cleaned away word by word.
 void check_prompt_characters(const std::string& prompt) {
   for (std::size_t i = 0; i < prompt.size(); ++i) {
@@ -43,6 +45,9 @@ void check_prompt_characters(const std::string& prompt) {
                   ": the prompt must be one line of plain text");
     }
   }
+  // Decoding replaces every byte that is not UTF-8 (and only those) with U+FFFD: a prompt that changes on the way back
+  // holds some. Refused here, not when a trace, a PNG's request or a corpus writes the prompt as JSON after the run.
+  if (wide_to_utf8(utf8_to_wide(prompt)) != prompt) throw Error("bytes that are not UTF-8: the prompt must be UTF-8 text");
 }
 
 // LANTERN's default neighbourhood (k = 1000); the table is [V, k] ints, 64 MiB for LlamaGen's 16,384 codes.
@@ -340,6 +345,16 @@ std::string Engine::check_prompt(const std::string& prompt) const {
   } catch (const Error& e) {
     return e.what();
   }
+}
+
+std::vector<std::string> Engine::read_prompts(const std::string& path) const {
+  std::vector<std::string> prompts;
+  for (const PromptLine& line : read_prompts_file(path)) {
+    if (const std::string problem = check_prompt(line.text); !problem.empty())
+      throw Error("prompts file '" + path + "' line " + std::to_string(line.line) + ": " + problem);
+    prompts.push_back(line.text);
+  }
+  return prompts;
 }
 
 at::Tensor Engine::Impl::codes(const std::vector<int>& tokens, int rows, int cols) const {

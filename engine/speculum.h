@@ -4,7 +4,7 @@
 // progress and log lines through callbacks; cancel from any thread. No LibTorch types appear here.
 //
 // Thread-safety rules
-//  - An Engine is immutable after load(). info(), decode(), preview() and check_prompt() may be called
+//  - An Engine is immutable after load(). info(), decode(), preview(), check_prompt() and read_prompts() may be called
 //    from any thread at any time, also while a generation runs.
 //  - generate() may be called from any thread; calls on one Engine are serialised (a second call waits
 //    for the first). Run it on a worker thread: it blocks for the whole generation.
@@ -142,6 +142,9 @@ class Engine {
                           const std::atomic<bool>* cancel = nullptr);
   // Empty when the prompt is usable; otherwise the reason (unknown words with suggestions, ...).
   std::string check_prompt(const std::string& prompt) const;
+  // The prompts of a file, one per line ('#' comments and blank lines skipped), each one check_prompt accepts; else an
+  // Error naming the file and the line at fault (or the file's size, count or emptiness).
+  std::vector<std::string> read_prompts(const std::string& path) const;
   // Empty when the model reads the whole prompt; otherwise what it leaves out (T5 bundles: the tokens past
   // max_prompt_words, after LlamaGen's cleaning). generate() logs it as a warning too.
   std::string prompt_warning(const std::string& prompt) const;

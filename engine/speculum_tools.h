@@ -35,7 +35,6 @@
 #include "io/bundle.h"
 #include "io/input_file.h"
 #include "io/limits.h"
-#include "io/prompts_file.h"
 #include "speculum.h"
 #include "trace/bench_records.h"
 #include "trace/frechet_distance.h"
@@ -129,7 +128,7 @@ struct SamplesRequest {
   int count = 256;
   std::uint64_t scene_seed = 960000000;  // image i: generation seed scene_seed + i, its caption or class from it
   std::vector<int> classes;     // class bundles: drawn uniformly from these ids (empty: every class)
-  // Text bundles: captions from this file (read_prompts_file), image i taking prompt (scene_seed + i) mod their count;
+  // Text bundles: captions from this file (Engine::read_prompts), image i taking prompt (scene_seed + i) mod their count;
   // a T5 bundle needs one, a shapes bundle without one draws shapes captions from the seed.
   std::string prompts_file;
   std::string device = "cpu";

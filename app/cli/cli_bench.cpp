@@ -28,6 +28,8 @@
 namespace speculum::cli {
 namespace {
 
+constexpr int kMaxBuiltinPrompts = 100000;  // builtin:N, as many as a prompts file may hold
+
 std::string default_prompt(const ModelInfo& info) {
   if (info.free_text) return "a red cat sitting on a blue chair";
   const std::vector<std::string> wanted = {"a", "red", "circle", "above", "a", "blue", "square"};
@@ -59,17 +61,13 @@ std::vector<std::string> bench_prompts(const std::string& spec, const GeneratePa
   if (spec.rfind("builtin:", 0) == 0) {
     int n = 0;
     std::istringstream in(spec.substr(8));
-    if (!(in >> n) || !in.eof() || n < 1 || n > kMaxPromptsInFile)
-      throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxPromptsInFile));
+    if (!(in >> n) || !in.eof() || n < 1 || n > kMaxBuiltinPrompts)
+      throw Error("--prompts '" + spec + "': expected builtin:N with 1 <= N <= " + std::to_string(kMaxBuiltinPrompts));
     for (int i = 0; i < n; ++i)
       prompts.push_back(info.text_conditioned ? data::sample_scene(data::kHeldOutSceneSeeds + static_cast<std::uint64_t>(i)).caption()
                                               : info.classes[static_cast<std::size_t>(i) % info.classes.size()]);
   } else if (!spec.empty()) {
-    for (const PromptLine& line : read_prompts_file(spec)) {
-      if (const std::string problem = engine.check_prompt(line.text); !problem.empty())
-        throw Error("--prompts: '" + spec + "' line " + std::to_string(line.line) + ": " + problem);
-      prompts.push_back(line.text);
-    }
+    prompts = engine.read_prompts(spec);
   } else if (!request.prompt.empty()) {
     prompts.push_back(request.prompt);
   } else if (info.text_conditioned) {

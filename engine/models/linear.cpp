@@ -25,6 +25,15 @@ WeightView view_of(const LinearWeight& w) {
           w.in_features()};
 }
 
+// The kernels tile kTileFeatures output features: work is split in whole blocks of them, so a split never changes a
+// sum (linear_kernels.h).
+constexpr std::int64_t kTileFeatures = 4;
+std::int64_t feature_blocks(const WeightView& view) { return (view.out + kTileFeatures - 1) / kTileFeatures; }
+void stream_blocks(const float* x, int rows, const WeightView& view, const float* bias, float* y, std::int64_t first,
+                   std::int64_t last) {
+  stream_linear(x, rows, view, bias, y, first * kTileFeatures, std::min(last * kTileFeatures, view.out));
+}
+
 bool wants_gradient(const at::Tensor& x, const LinearWeight& w, const at::Tensor& bias) {
   return at::GradMode::is_enabled() &&
          (x.requires_grad() || w.values.requires_grad() || (bias.defined() && bias.requires_grad()));
@@ -98,12 +107,9 @@ LinearWeight make_linear_weight(const at::Tensor& w, WeightFormat format) {
 
 void stream_product(const float* x, int rows, const LinearWeight& w, const float* bias, float* y) {
   const WeightView view = view_of(w);
-  const std::int64_t blocks = (view.out + 3) / 4;  // the kernels tile 4 features
+  const std::int64_t blocks = feature_blocks(view);
   const int parts = team_parts(view.out * view.in * rows, at::get_num_threads());
-  run_on_team(parts, [&](int part) {
-    const std::int64_t first = blocks * part / parts, last = blocks * (part + 1) / parts;
-    stream_linear(x, rows, view, bias, y, first * 4, std::min(last * 4, view.out));
-  });
+  run_on_team(parts, [&](int part) { stream_blocks(x, rows, view, bias, y, blocks * part / parts, blocks * (part + 1) / parts); });
 }
 
 at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const at::Tensor& bias) {
@@ -112,11 +118,9 @@ at::Tensor linear_streamed(const at::Tensor& x2d, const LinearWeight& w, const a
   const int rows = static_cast<int>(x.size(0));
   at::Tensor y = at::empty({rows, w.out_features()}, x.options());
   const WeightView view = view_of(w);
-  const std::int64_t blocks = (view.out + 3) / 4;
-  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (4 * view.in * rows));
-  at::parallel_for(0, blocks, grain, [&](std::int64_t first, std::int64_t last) {
-    stream_linear(x.data_ptr<float>(), rows, view, b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), first * 4,
-                  std::min(last * 4, view.out));
+  const std::int64_t grain = std::max<std::int64_t>(1, kMinWorkPerThread / (kTileFeatures * view.in * rows));
+  at::parallel_for(0, feature_blocks(view), grain, [&](std::int64_t first, std::int64_t last) {
+    stream_blocks(x.data_ptr<float>(), rows, view, b.defined() ? b.data_ptr<float>() : nullptr, y.data_ptr<float>(), first, last);
   });
   return y;
 }

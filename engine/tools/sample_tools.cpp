@@ -35,8 +35,7 @@ void condition_sample(GenerateParams& p, std::uint64_t scene_seed, const std::ve
     p.prompt = data::sample_scene(scene_seed).caption();
 }
 
-// The captions a text bundle's samples take from `prompts_file`, each checked by the engine (an Error names the file
-// and line); none for an empty name. A T5 bundle must have them; a class bundle takes none.
+// The captions a text bundle's samples take from `prompts_file` (Engine::read_prompts); none for an empty name. A T5 bundle must have them; a class bundle takes none.
 std::vector<std::string> sample_prompts(const std::string& prompts_file, const BundleManifest& m, const Engine& engine,
                                         const char* what) {
   const bool class_bundle = m.target.condition == ConditionKind::Class;
@@ -46,13 +45,7 @@ std::vector<std::string> sample_prompts(const std::string& prompts_file, const B
     return {};
   }
   if (class_bundle) throw Error(std::string(what) + ": '" + m.dir + "' is class-conditioned; it takes classes, not prompts");
-  std::vector<std::string> prompts;
-  for (const PromptLine& line : read_prompts_file(prompts_file)) {
-    if (const std::string problem = engine.check_prompt(line.text); !problem.empty())
-      throw Error("prompts file '" + prompts_file + "' line " + std::to_string(line.line) + ": " + problem);
-    prompts.push_back(line.text);
-  }
-  return prompts;
+  return engine.read_prompts(prompts_file);
 }
 
 }  // namespace
