@@ -107,6 +107,49 @@ class TestLinear : public QObject {
       }
   }
 
+  void attention_weights_match_a_float64_softmax_at_every_level() {
+    at::manual_seed(4);
+    for (const std::int64_t count : {1, 7, 16, 45, 272}) {
+      const at::Tensor scores = at::randn({count}) * 30, bias = at::randn({count});
+      bias.narrow(0, 0, count / 3).fill_(-INFINITY);  // masked slots (a caption's padding), never the whole row
+      const float scale = 0.144f;
+      const at::Tensor expected = at::softmax(scores.to(at::kDouble) * scale + bias.to(at::kDouble), 0);
+      for (const KernelLevel level : supported_kernel_levels()) {
+        const std::string what = std::string(kernel_level_name(level)) + ", " + std::to_string(count) + " scores";
+        at::Tensor weights = scores.clone();
+        softmax_scores_at(level, weights.data_ptr<float>(), bias.data_ptr<float>(), scale, count);
+        const at::Tensor relative = (weights.to(at::kDouble) - expected).abs() / expected.clamp_min(1e-30);
+        // Scaled scores up to ±15 carry float's rounding (~1e-6 of e^x) into every level, std::exp's included.
+        QVERIFY2((relative.masked_select(expected > 1e-30).max().item<double>() < 4e-6), what.c_str());
+        QVERIFY2(at::equal(weights.narrow(0, 0, count / 3), at::zeros({count / 3})), what.c_str());  // e^-∞ is 0
+      }
+    }
+    float far[3] = {0.0f, -100.0f, -87.5f};  // below e^-87 there is no normal float: exactly 0, as e^-∞
+    const float zero_bias[3] = {};
+    for (const KernelLevel level : supported_kernel_levels()) {
+      float w[3] = {far[0], far[1], far[2]};
+      softmax_scores_at(level, w, zero_bias, 1.0f, 3);
+      QCOMPARE(w[0], 1.0f);
+      QVERIFY(w[1] < 1e-37f && w[2] < 1e-37f);
+    }
+  }
+
+  void the_feed_forward_gate_matches_float64_at_every_level() {
+    at::manual_seed(5);
+    for (const std::int64_t count : {1, 13, 64, 517}) {
+      const at::Tensor gate = at::randn({count}) * 12, up = at::randn({count});
+      gate[0] = -200.0f;  // e^200 overflows float: silu(-200) is -0, not NaN
+      const at::Tensor g = gate.to(at::kDouble);
+      const at::Tensor expected = g * at::sigmoid(g) * up.to(at::kDouble);
+      for (const KernelLevel level : supported_kernel_levels()) {
+        at::Tensor out = gate.clone();
+        silu_gate_at(level, out.data_ptr<float>(), up.data_ptr<float>(), count);
+        const std::string what = std::string(kernel_level_name(level)) + ", " + std::to_string(count) + " values";
+        QVERIFY2(((out.to(at::kDouble) - expected).abs() <= 1e-6 * expected.abs() + 1e-30).all().item<bool>(), what.c_str());
+      }
+    }
+  }
+
   void weight_rows_convert_exactly() {
     at::manual_seed(6);
     for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16, WeightFormat::BF16, WeightFormat::Q8}) {

@@ -60,22 +60,13 @@ void attend_one_query_raw(const OneQueryAttention& a, float* out) {
       // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
       stream_linear(a.queries + r * a.query_stride + h * hd, 1, WeightView{WeightFormat::F32, k, nullptr, keys, hd},
                     nullptr, p.data(), 0, keys);
-      float largest = -INFINITY;
-      for (std::int64_t s = 0; s < keys; ++s) {
-        p[s] = p[s] * a.scale + a.bias[s];
-        largest = std::max(largest, p[s]);
-      }
-      float total = 0.0f;
-      for (std::int64_t s = 0; s < keys; ++s) total += (p[s] = std::exp(p[s] - largest));
-      for (std::int64_t s = 0; s < keys; ++s) p[s] /= total;
+      softmax_scores(p.data(), a.bias, a.scale, keys);
       weighted_row_sum(p.data(), v, keys, hd, out + pair * hd);  // out [rows, heads, hd]
     }
   });
 }
 
-void silu_gate_raw(float* gate, const float* up, std::int64_t count) {
-  for (std::int64_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
+void silu_gate_raw(float* gate, const float* up, std::int64_t count) { silu_gate_at(kernel_level(), gate, up, count); }
 
 at::Tensor rms_norm_rows(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor in = x.contiguous(), w = weight.contiguous();

@@ -21,6 +21,10 @@ void stream_linear_avx512(const float* x, const QuantizedRows& xq, int rows, con
 void convert_weight_rows_avx512(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
 void weighted_rows_avx2(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
 void weighted_rows_avx512(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
+void softmax_scores_avx2(float* scores, const float* bias, float scale, std::int64_t count);
+void softmax_scores_avx512(float* scores, const float* bias, float scale, std::int64_t count);
+void silu_gate_avx2(float* gate, const float* up, std::int64_t count);
+void silu_gate_avx512(float* gate, const float* up, std::int64_t count);
 
 namespace {
 
@@ -169,6 +173,33 @@ void weighted_row_sum_at(KernelLevel level, const float* weights, const float* r
 
 void weighted_row_sum(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
   weighted_row_sum_at(kernel_level(), weights, rows, count, hd, out);
+}
+
+void softmax_scores_at(KernelLevel level, float* scores, const float* bias, float scale, std::int64_t count) {
+  switch (level) {
+    case KernelLevel::Avx512: return softmax_scores_avx512(scores, bias, scale, count);
+    case KernelLevel::Avx2: return softmax_scores_avx2(scores, bias, scale, count);
+    case KernelLevel::Portable: {
+      float largest = -INFINITY;
+      for (std::int64_t s = 0; s < count; ++s) largest = std::max(largest, scores[s] = std::fma(scores[s], scale, bias[s]));
+      float total = 0.0f;
+      for (std::int64_t s = 0; s < count; ++s) total += (scores[s] = std::exp(scores[s] - largest));
+      for (std::int64_t s = 0; s < count; ++s) scores[s] /= total;
+    }
+  }
+}
+
+void softmax_scores(float* scores, const float* bias, float scale, std::int64_t count) {
+  softmax_scores_at(kernel_level(), scores, bias, scale, count);
+}
+
+void silu_gate_at(KernelLevel level, float* gate, const float* up, std::int64_t count) {
+  switch (level) {
+    case KernelLevel::Avx512: return silu_gate_avx512(gate, up, count);
+    case KernelLevel::Avx2: return silu_gate_avx2(gate, up, count);
+    case KernelLevel::Portable:
+      for (std::int64_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  }
 }
 
 float from_f16_bits(std::uint16_t h) {

@@ -69,6 +69,16 @@ void weighted_row_sum(const float* weights, const float* rows, std::int64_t coun
 void weighted_row_sum_at(KernelLevel level, const float* weights, const float* rows, std::int64_t count, std::int64_t hd,
                          float* out);
 
+// scores [count] ← softmax(scores · scale + bias [count]) in place (one query's attention weights; a bias of -∞ masks a
+// slot), at kernel_level(); at a given level for tests. The vector levels use their own e^x (within two ulps of
+// std::exp), so the weights differ from the portable loop's by a float's rounding.
+void softmax_scores(float* scores, const float* bias, float scale, std::int64_t count);
+void softmax_scores_at(KernelLevel level, float* scores, const float* bias, float scale, std::int64_t count);
+
+// gate[i] ← silu(gate[i]) · up[i] for i < count (the feed-forward's gate), at a given level; silu_gate_raw
+// (decode_loops.h) runs it at kernel_level().
+void silu_gate_at(KernelLevel level, float* gate, const float* up, std::int64_t count);
+
 // x [rows, in] quantised with quantize_q8_row, row by row, into this thread's buffers (valid until its next call).
 QuantizedRows quantize_rows_q8(const float* x, int rows, std::int64_t in);
 

@@ -18,6 +18,27 @@ struct Avx2 {
   static Vec load_x(const float* x) { return _mm256_loadu_ps(x); }
   static void store(float* out, Vec v) { _mm256_storeu_ps(out, v); }
   static Vec fmadd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static Vec sub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
+  static Vec mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+  static Vec round(Vec a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static Vec div(Vec a, Vec b) { return _mm256_div_ps(a, b); }
+  static Vec negate_abs(Vec a) { return _mm256_or_ps(a, broadcast(-0.0f)); }  // -|a|
+  // a where x < 0 (its sign bit set), else b.
+  static Vec negative_select(Vec x, Vec a, Vec b) { return _mm256_blendv_ps(b, a, x); }
+  // 2^n for whole n in [-126, 127], built in the exponent field.
+  static Vec pow2(Vec n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+  }
+  // v where x ≥ limit, else 0.
+  static Vec zero_below(Vec v, Vec x, float limit) { return _mm256_and_ps(v, _mm256_cmp_ps(x, broadcast(limit), _CMP_GE_OQ)); }
+  static float reduce_max(Vec a) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+  }
+  static float reduce_add(Vec a) { return _mm_cvtss_f32(sum4(a, zero(), zero(), zero())); }
 
   template <WeightFormat F>
   static Vec load_weights(const void* w) {
@@ -96,5 +117,11 @@ void stream_linear_avx2(const float* x, const QuantizedRows& xq, int rows, const
 void weighted_rows_avx2(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
   weighted_rows<Avx2>(weights, rows, count, hd, out);
 }
+
+void softmax_scores_avx2(float* scores, const float* bias, float scale, std::int64_t count) {
+  softmax_scores<Avx2>(scores, bias, scale, count);
+}
+
+void silu_gate_avx2(float* gate, const float* up, std::int64_t count) { silu_gate<Avx2>(gate, up, count); }
 
 }  // namespace speculum

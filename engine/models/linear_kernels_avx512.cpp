@@ -22,6 +22,25 @@ struct Avx512 {
   static Vec load_x(const float* x) { return _mm512_loadu_ps(x); }
   static void store(float* out, Vec v) { _mm512_storeu_ps(out, v); }
   static Vec fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+  static Vec sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
+  static Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
+  static Vec round(Vec a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static Vec div(Vec a, Vec b) { return _mm512_div_ps(a, b); }
+  static Vec negate_abs(Vec a) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }  // -|a|
+  // a where x < 0 (its sign bit set), else b.
+  static Vec negative_select(Vec x, Vec a, Vec b) {
+    return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512()), b, a);
+  }
+  // 2^n for whole n in [-126, 127], built in the exponent field.
+  static Vec pow2(Vec n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+  }
+  // v where x ≥ limit, else 0.
+  static Vec zero_below(Vec v, Vec x, float limit) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, broadcast(limit), _CMP_GE_OQ), v); }
+  static float reduce_max(Vec a) { return _mm512_reduce_max_ps(a); }
+  static float reduce_add(Vec a) { return _mm_cvtss_f32(sum4(a, zero(), zero(), zero())); }
 
   template <WeightFormat F>
   static Vec load_weights(const void* w) {
@@ -116,5 +135,11 @@ void stream_linear_avx512(const float* x, const QuantizedRows& xq, int rows, con
 void weighted_rows_avx512(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
   weighted_rows<Avx512>(weights, rows, count, hd, out);
 }
+
+void softmax_scores_avx512(float* scores, const float* bias, float scale, std::int64_t count) {
+  softmax_scores<Avx512>(scores, bias, scale, count);
+}
+
+void silu_gate_avx512(float* gate, const float* up, std::int64_t count) { silu_gate<Avx512>(gate, up, count); }
 
 }  // namespace speculum

@@ -9,6 +9,7 @@
 #include <xmmintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -202,6 +203,86 @@ void weighted_rows(const float* weights, const float* rows, std::int64_t count, 
       }
     }
     d += std::min<std::int64_t>(left, std::int64_t{vectors} * width);
+  }
+}
+
+// e^x for x ≤ 0 (Cephes' expf: x = n·ln 2 + r with |r| ≤ ln 2 / 2, a degree-7 polynomial in r, times 2^n): within
+// two float ulps of std::exp; below e^-87 (no normal float left) and for -∞ it is exactly 0.
+template <class Isa>
+inline typename Isa::Vec exp_nonpositive(typename Isa::Vec x) {
+  using Vec = typename Isa::Vec;
+  const Vec clamped = Isa::max(x, Isa::broadcast(-87.0f));
+  const Vec n = Isa::round(Isa::mul(clamped, Isa::broadcast(1.44269504088896341f)));
+  Vec r = Isa::fmadd(n, Isa::broadcast(-0.693359375f), clamped);
+  r = Isa::fmadd(n, Isa::broadcast(2.12194440e-4f), r);
+  Vec y = Isa::broadcast(1.9875691500e-4f);
+  y = Isa::fmadd(y, r, Isa::broadcast(1.3981999507e-3f));
+  y = Isa::fmadd(y, r, Isa::broadcast(8.3334519073e-3f));
+  y = Isa::fmadd(y, r, Isa::broadcast(4.1665795894e-2f));
+  y = Isa::fmadd(y, r, Isa::broadcast(1.6666665459e-1f));
+  y = Isa::fmadd(y, r, Isa::broadcast(5.0000001201e-1f));
+  y = Isa::fmadd(y, Isa::mul(r, r), Isa::add(r, Isa::broadcast(1.0f)));
+  return Isa::zero_below(Isa::mul(y, Isa::pow2(n)), x, -87.0f);
+}
+
+// scores[s] ← softmax(scores · scale + bias)[s] over count scores, in place: the scaled scores and their maximum, then
+// e^(score − maximum) and their sum, then the division. A partial last vector is padded with -∞ (e^-∞ = 0).
+template <class Isa>
+void softmax_scores(float* scores, const float* bias, float scale, std::int64_t count) {
+  using Vec = typename Isa::Vec;
+  constexpr int width = Isa::kWidth;
+  const std::int64_t vector_end = count - count % width, tail = count - vector_end;
+  alignas(64) float last[width];
+  const auto load_tail = [&](const float* from) {
+    std::fill(last, last + width, -INFINITY);
+    std::memcpy(last, from, static_cast<std::size_t>(tail) * sizeof(float));
+    return Isa::load_x(last);
+  };
+  Vec largest = Isa::broadcast(-INFINITY);
+  for (std::int64_t s = 0; s < vector_end; s += width) {
+    const Vec v = Isa::fmadd(Isa::load_x(scores + s), Isa::broadcast(scale), Isa::load_x(bias + s));
+    Isa::store(scores + s, v);
+    largest = Isa::max(largest, v);
+  }
+  for (std::int64_t s = vector_end; s < count; ++s) {
+    scores[s] = std::fma(scores[s], scale, bias[s]);
+    largest = Isa::max(largest, Isa::broadcast(scores[s]));
+  }
+  const Vec shift = Isa::broadcast(Isa::reduce_max(largest));
+  Vec total = Isa::zero();
+  for (std::int64_t s = 0; s < vector_end; s += width) {
+    const Vec e = exp_nonpositive<Isa>(Isa::sub(Isa::load_x(scores + s), shift));
+    Isa::store(scores + s, e);
+    total = Isa::add(total, e);
+  }
+  if (tail) {
+    const Vec e = exp_nonpositive<Isa>(Isa::sub(load_tail(scores + vector_end), shift));
+    Isa::store(last, e);
+    std::memcpy(scores + vector_end, last, static_cast<std::size_t>(tail) * sizeof(float));
+    total = Isa::add(total, e);
+  }
+  const float inverse = 1.0f / Isa::reduce_add(total);
+  for (std::int64_t s = 0; s < vector_end; s += width) Isa::store(scores + s, Isa::mul(Isa::load_x(scores + s), Isa::broadcast(inverse)));
+  for (std::int64_t s = vector_end; s < count; ++s) scores[s] *= inverse;
+}
+
+// gate[i] ← silu(gate[i]) · up[i]: silu(g) = g / (1 + e^-g), from e = e^-|g| as g / (1 + e) for g ≥ 0 and g · e / (1 + e)
+// below, so the exponential never overflows. A partial last vector is padded with zeros.
+template <class Isa>
+void silu_gate(float* gate, const float* up, std::int64_t count) {
+  using Vec = typename Isa::Vec;
+  constexpr int width = Isa::kWidth;
+  const auto apply = [](Vec g, Vec u) {
+    const Vec e = exp_nonpositive<Isa>(Isa::negate_abs(g));
+    const Vec ratio = Isa::div(Isa::negative_select(g, Isa::mul(g, e), g), Isa::add(Isa::broadcast(1.0f), e));
+    return Isa::mul(ratio, u);
+  };
+  std::int64_t i = 0;
+  for (; i + width <= count; i += width) Isa::store(gate + i, apply(Isa::load_x(gate + i), Isa::load_x(up + i)));
+  if (i < count) {
+    alignas(64) float last[width];
+    Isa::store(last, apply(load_x_part<Isa>(gate + i, count - i), load_x_part<Isa>(up + i, count - i)));
+    std::memcpy(gate + i, last, static_cast<std::size_t>(count - i) * sizeof(float));
   }
 }
 
