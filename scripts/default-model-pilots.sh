@@ -15,6 +15,12 @@
 #   reading-light  the same at a tenth of the weight (--caption-reading 0.02)
 #   fresh-hot  as fresh at a peak LR of 1e-3 (the shipped run's): whether a continuation is merely too gentle to re-learn
 #              the binding
+#   contrast   the plain loss + 0.1 x the caption-contrast loss: each image is also scored under a foil (its caption
+#              with one shape, count, side or size word swapped) and the model learns to prefer its caption
+#              (--caption-contrast 0.1; one more forward and backward pass per step)
+#   contrast-strong  the same at ten times the weight (--caption-contrast 1)
+#   contrast-tops  the contrast on each object's top two rows of cells only, where generation commits to a shape
+#              (--caption-contrast 0.1 --contrast-on object-tops)
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -62,11 +68,15 @@ args_of() {
     reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 --lr 3e-4 ;;
     reading-light) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.02 --lr 3e-4 ;;
     fresh-hot) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 1e-3 ;;
+    contrast) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 --lr 3e-4 ;;
+    contrast-strong) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-contrast 1 --lr 3e-4 ;;
+    contrast-tops) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 \
+      --contrast-on object-tops --lr 3e-4 ;;
     simple) echo --corpus "$P/corpus-simple.safetensors" --held-out "$P/held-out-shapes.safetensors" --image-positions \
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done

@@ -83,6 +83,18 @@ TokenizedCorpus small_corpus(int n) {
   return corpus;
 }
 
+// One column of a run's log.csv, a value per logged step (empty if the column is missing).
+std::vector<double> log_column(const std::string& run, const QString& name) {
+  QFile log(QString::fromStdString(run + "/log.csv"));
+  if (!log.open(QIODevice::ReadOnly)) return {};
+  const QStringList rows = QString(log.readAll()).trimmed().split('\n');
+  const auto column = rows.front().split(',').indexOf(name);
+  std::vector<double> values;
+  if (column < 0) return values;
+  for (int i = 1; i < rows.size(); ++i) values.push_back(rows[i].split(',')[column].toDouble());
+  return values;
+}
+
 }  // namespace
 
 class TestTraining : public QObject {
@@ -490,14 +502,64 @@ class TestTraining : public QObject {
     QVERIFY(reader.count("weight") && reader.count("bias"));
     // The log's caption_reading column: the bag's loss (16 images, 3 distinct words each of 12) falls as the reader
     // and the model learn which words each image's first object row stands for.
-    QFile log(QString::fromStdString(run + "/log.csv"));
-    QVERIFY(log.open(QIODevice::ReadOnly));
-    const QStringList rows = QString(log.readAll()).trimmed().split('\n');
-    const QStringList header = rows.front().split(',');
-    const auto column = header.indexOf("caption_reading");
-    QVERIFY(column > 0);
-    const double first = rows[1].split(',')[column].toDouble(), last = rows.back().split(',')[column].toDouble();
-    QVERIFY2(last < 0.7 * first, qPrintable(QString("caption_reading %1 -> %2").arg(first).arg(last)));
+    const std::vector<double> reading = log_column(run, "caption_reading");
+    QVERIFY(reading.size() >= 2);
+    QVERIFY2(reading.back() < 0.7 * reading.front(), qPrintable(QString("caption_reading %1 -> %2").arg(reading.front()).arg(reading.back())));
+  }
+
+  void caption_contrast_learns_to_prefer_the_true_caption() {
+    const std::string run = dir_.path().toStdString() + "/contrast";
+    TargetTrainParams params = short_run(40, 16, 40);
+    params.caption_contrast = 1;
+    params.caption_dropout = 0;
+    params.log_every = 1;
+    // Half the images say "circle" and are drawn in code 5, half say "square" and are drawn in code 9.
+    TokenizedCorpus corpus;
+    corpus.codes = at::empty({16, 16}, at::kLong);
+    for (int i = 0; i < 16; ++i) {
+      corpus.words.push_back({i % 2, 3});
+      corpus.codes[i].fill_(i % 2 ? 9 : 5);
+    }
+    corpus.vocabulary = {"circle", "square", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11"};
+    params.foil_groups = {{"star", "w4"}};  // one word of it in the vocabulary: nothing to swap
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "words to swap");
+    params.foil_groups = {{"circle", "square", "star"}};
+    train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {});
+    // Every image has a foil (its other shape word); the margin by which its own caption explains it better starts
+    // near 0 (an untrained model reads neither) and grows, and the loss -log σ(margin) falls from log 2.
+    const std::vector<double> loss = log_column(run, "caption_contrast"), margin = log_column(run, "foil_margin");
+    QVERIFY(loss.size() >= 2 && margin.size() == loss.size());
+    QVERIFY2(std::abs(loss.front() - std::log(2.0)) < 0.2, qPrintable(QString("first loss %1").arg(loss.front())));
+    QVERIFY2(margin.back() > 10, qPrintable(QString("margin %1 -> %2").arg(margin.front()).arg(margin.back())));
+    QVERIFY2(loss.back() < 0.01, qPrintable(QString("loss -> %1").arg(loss.back())));
+
+    // On the object tops only: refused without object shares; with them, learned as well.
+    params.contrast_object_tops = true;
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run + "-tops", corpus, {}, [](const std::string&) {}), "object shares");
+    corpus.object_share = at::zeros({16, 16});
+    corpus.object_share.narrow(1, 4, 8).fill_(1.0f);  // grid rows 1-2: the tops are those 8 cells
+    train_target(tiny_gpt(), params, run + "-tops", corpus, {}, [](const std::string&) {});
+    // The margin, now summed over the 8 top cells, grows as the image's did.
+    const std::vector<double> tops_margin = log_column(run + "-tops", "foil_margin");
+    QVERIFY(!tops_margin.empty());
+    QVERIFY2(tops_margin.back() > 5, qPrintable(QString("object-tops margin %1").arg(tops_margin.back())));
+  }
+
+  void object_tops_are_each_objects_first_two_rows() {
+    // A 5 x 4 grid: an object over rows 1-3 of column 0, a sliver (below a twentieth: none) and an object over rows
+    // 2-4 of column 2, one in row 4 of column 3.
+    at::Tensor shares = at::zeros({5, 4});
+    shares.narrow(0, 1, 3).select(1, 0).fill_(1.0f);
+    shares[1][2] = 0.04f;
+    shares.narrow(0, 2, 3).select(1, 2).fill_(0.5f);
+    shares[4][3] = 0.2f;
+    at::Tensor expected = at::zeros({5, 4});
+    expected[1][0] = expected[2][0] = 1;  // top and the cell below it
+    expected[2][2] = expected[3][2] = 1;
+    expected[4][3] = 1;  // a top in the last row has no cell below
+    const at::Tensor tops = object_tops(shares.reshape({1, 20}), 5, 4);
+    QCOMPARE(tops.sizes().vec(), (std::vector<std::int64_t>{1, 20}));
+    QVERIFY(at::equal(tops.view({5, 4}), expected));
   }
 
   void a_grown_run_starts_where_its_source_ended() {

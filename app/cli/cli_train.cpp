@@ -49,6 +49,17 @@ CLI::App* add_train_commands(CLI::App& app) {
                      "words, so the positions that decide the first shape must carry them (0: off)")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  target->add_option("--caption-contrast", g->params.caption_contrast,
+                     "Weight of the caption-contrast loss: each image is also scored under its caption with one shape, "
+                     "count, side or size word swapped, and the model learns to prefer the true caption (0: off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  target->add_option_function<std::string>(
+            "--contrast-on", [g](const std::string& scope) { g->params.contrast_object_tops = scope == "object-tops"; },
+            "The tokens the caption contrast compares: image (all of them) or object-tops (each object's first two rows "
+            "of cells, where generation commits to a shape; needs object shares)")
+      ->check(CLI::IsMember({"image", "object-tops"}))
+      ->default_str("image");
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->final_callback([g] {

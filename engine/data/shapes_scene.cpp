@@ -158,4 +158,13 @@ std::vector<std::string> caption_vocabulary() {
   return {words.begin(), words.end()};
 }
 
+std::vector<std::vector<std::string>> caption_foil_groups() {
+  return {{std::begin(kShapeNames), std::end(kShapeNames)},
+          {std::begin(kShapePlurals), std::end(kShapePlurals)},
+          {"two", "three", "four"},
+          {"left", "right"},
+          {"above", "below"},
+          {"small", "large"}};
+}
+
 }  // namespace speculum::data

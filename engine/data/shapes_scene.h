@@ -39,6 +39,11 @@ const char* mode_name(BackgroundMode mode);   // "flat" / "gradient" / "noisy" /
 const char* relation_words(Relation relation);  // "left of", "above", ...
 const char* family_name(Family family);
 
+// Groups of caption words that can stand for one another: swapping one word of a caption for another of its group
+// (a shape, a plural, a count, a side, a size) gives a well-formed caption of a different scene — a foil for training
+// the model to tell the two apart (TargetTrainParams::caption_contrast).
+std::vector<std::vector<std::string>> caption_foil_groups();
+
 // Half-extents (pixels) by use, chosen so that the checker separates sizes and shapes reliably.
 inline constexpr int kSmallHalfExtent = 11;
 inline constexpr int kLargeHalfExtent = 20;

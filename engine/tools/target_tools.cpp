@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "models/device.h"
+#include "data/shapes_scene.h"
 #include "models/vq_model.h"
 #include "tools/tool_support.h"
 
@@ -77,7 +78,9 @@ void train_target_run(const TargetTrainRequest& request, const ToolCallbacks& ca
   tools::report(callbacks, "target: " + std::to_string(parameter_count(gpt_tensor_specs(m.target))) + " parameters, " +
                                std::to_string(corpus.size()) + " training images, " + std::to_string(request.params.schedule.steps) +
                                " steps of " + std::to_string(request.params.batch));
-  train_target(m.target, request.params, out, corpus, held_out, tools::progress_of(callbacks), callbacks.stop);
+  TargetTrainParams params = request.params;
+  if (params.caption_contrast > 0 && params.foil_groups.empty()) params.foil_groups = data::caption_foil_groups();
+  train_target(m.target, params, out, corpus, held_out, tools::progress_of(callbacks), callbacks.stop);
 }
 
 void install_low_res_drafter(const std::string& run_dir, const std::string& bundle_dir, const ToolCallbacks& callbacks) {

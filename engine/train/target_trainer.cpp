@@ -4,6 +4,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -247,6 +248,98 @@ at::Tensor caption_reading_loss(const at::Tensor& hidden, const GptConfig& confi
   return at::binary_cross_entropy_with_logits(logits, bag, {}, {}, at::Reduction::Sum) / static_cast<double>(pooled.size());
 }
 
+// Which vocabulary ids can be swapped for which (TargetTrainParams::foil_groups), by id.
+struct FoilTable {
+  std::vector<int> group_of;                // per vocabulary id: its group, or -1
+  std::vector<std::vector<int>> group_ids;  // per group: the ids of its words in this vocabulary
+
+  static FoilTable of(const std::vector<std::string>& vocabulary, const std::vector<std::vector<std::string>>& groups) {
+    FoilTable table{std::vector<int>(vocabulary.size(), -1), {}};
+    for (const auto& group : groups) {
+      std::vector<int> ids;
+      for (const auto& word : group) {
+        const auto at = std::find(vocabulary.begin(), vocabulary.end(), word);
+        if (at != vocabulary.end()) ids.push_back(static_cast<int>(at - vocabulary.begin()));
+      }
+      if (ids.size() < 2) continue;  // nothing to swap with
+      for (const int id : ids) table.group_of[static_cast<std::size_t>(id)] = static_cast<int>(table.group_ids.size());
+      table.group_ids.push_back(ids);
+    }
+    return table;
+  }
+};
+
+// Foil captions for the batch rows trained under their caption: one swappable word (drawn uniformly among the
+// caption's) replaced by another word of its group (drawn uniformly), from the Data stream's slots past the batch's.
+struct Foils {
+  std::vector<std::int64_t> batch_rows;  // which rows of the batch have a foil
+  std::vector<std::vector<int>> words;   // their foil captions
+};
+
+Foils draw_foils(const FoilTable& table, const TokenizedCorpus& corpus, const CorpusBatch& batch, std::uint64_t seed, int step) {
+  constexpr std::uint64_t kFoilSlots = 1ull << 32;  // far past any batch's row and dropout slots
+  Foils foils;
+  for (std::size_t b = 0; b < batch.rows.size(); ++b) {
+    if (batch.null_caption[b]) continue;
+    const std::vector<int>& caption = corpus.words.at(static_cast<std::size_t>(batch.rows[b]));
+    std::vector<std::size_t> swappable;
+    for (std::size_t i = 0; i < caption.size(); ++i)
+      if (caption[i] >= 0 && caption[i] < static_cast<int>(table.group_of.size()) && table.group_of[caption[i]] >= 0)
+        swappable.push_back(i);
+    if (swappable.empty()) continue;
+    const auto draw = [&](std::uint64_t k, std::size_t n) {
+      return std::min(n - 1, static_cast<std::size_t>(counter_uniform(seed, RngStream::Data, step, kFoilSlots + 2 * b + k) * n));
+    };
+    const std::size_t position = swappable[draw(0, swappable.size())];
+    const std::vector<int>& group = table.group_ids[static_cast<std::size_t>(table.group_of[caption[position]])];
+    std::vector<int> others;
+    for (const int id : group)
+      if (id != caption[position]) others.push_back(id);
+    std::vector<int> foil = caption;
+    foil[position] = others[draw(1, others.size())];
+    foils.batch_rows.push_back(static_cast<std::int64_t>(b));
+    foils.words.push_back(std::move(foil));
+  }
+  return foils;
+}
+
+}  // namespace
+
+at::Tensor object_tops(const at::Tensor& shares, std::int64_t rows, std::int64_t cols) {
+  const at::Tensor covered = (shares >= 0.05).view({-1, rows, cols});
+  const at::Tensor above = at::cat({at::zeros_like(covered.narrow(1, 0, 1)), covered.narrow(1, 0, rows - 1)}, 1);
+  const at::Tensor tops = covered & ~above;
+  const at::Tensor below_tops = at::cat({at::zeros_like(tops.narrow(1, 0, 1)), tops.narrow(1, 0, rows - 1)}, 1);
+  return (tops | below_tops).view({shares.size(0), -1}).to(at::kFloat);
+}
+
+namespace {
+
+// The caption-contrast loss (TargetTrainParams::caption_contrast) and the mean Δ (nats by which the true captions
+// explain their images — or, with a mask [B, N], the masked tokens — better than the foils): the log-probabilities
+// under the true captions come from the step's own logits [B, N, V]; under the foils, from one more teacher-forced pass.
+std::pair<at::Tensor, double> caption_contrast_loss(const Transformer& model, const at::Tensor& logits, const at::Tensor& tokens,
+                                                    Foils foils, const at::Tensor& mask) {
+  if (mask.defined()) {  // images without an object top take no part
+    Foils kept;
+    for (std::size_t i = 0; i < foils.batch_rows.size(); ++i)
+      if (mask[foils.batch_rows[i]].sum().item<double>() > 0)
+        kept.batch_rows.push_back(foils.batch_rows[i]), kept.words.push_back(std::move(foils.words[i]));
+    foils = std::move(kept);
+  }
+  if (foils.batch_rows.empty()) return {at::zeros({}, logits.options()), 0.0};
+  const at::Tensor index = at::tensor(foils.batch_rows, at::kLong).to(logits.device());
+  const at::Tensor foil_tokens = tokens.index_select(0, index);
+  const auto [prefix, attendable] = model.caption_batch(foils.words, std::vector<bool>(foils.words.size(), false));
+  const at::Tensor foil_logits = model.head(model.forward_teacher_hidden(prefix, attendable, foil_tokens));
+  const at::Tensor weights = mask.defined() ? mask.index_select(0, index.cpu()).to(logits.device()) : at::ones_like(foil_tokens, at::kFloat);
+  const auto log_p = [&](const at::Tensor& l) {
+    return (at::log_softmax(l.to(at::kFloat), -1).gather(-1, foil_tokens.unsqueeze(-1)).squeeze(-1) * weights).sum(1);
+  };
+  const at::Tensor delta = log_p(logits.index_select(0, index)) - log_p(foil_logits);
+  return {at::softplus(-delta).mean(), delta.mean().item<double>()};
+}
+
 }  // namespace
 
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
@@ -404,28 +497,47 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     reader_optimizer.emplace(std::vector<at::Tensor>{reader.weight, reader.bias},
                              torch::optim::AdamWOptions(params.schedule.peak_lr).betas({0.9, 0.95}));
 
+  const bool contrasting = params.caption_contrast > 0;
+  const FoilTable foil_table = FoilTable::of(corpus.vocabulary, params.foil_groups);
+  if (contrasting && foil_table.group_ids.empty())
+    throw Error("--caption-contrast needs a caption vocabulary with words to swap (a shape, a count, a side, a size)");
+  if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
+    throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
+
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
   std::vector<std::string> columns = {"loss", "lr", "grad_norm", "held_out_loss"};
   if (reading) columns.push_back("caption_reading");
+  if (contrasting) columns.insert(columns.end(), {"caption_contrast", "foil_margin"});
   TrainingLog log(run_dir, columns, last_step, state);
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    const auto [rows, dropped] = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
+    const CorpusBatch batch = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
+    const auto& [rows, dropped] = batch;
     const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, dropped);
-    const at::Tensor loss = token_loss(model.head(hidden), tokens, corpus, rows, params.object_weight);
+    const at::Tensor logits = model.head(hidden);
+    const at::Tensor loss = token_loss(logits, tokens, corpus, rows, params.object_weight);
     const at::Tensor read_loss =
         reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
+    const auto [contrast_loss, foil_margin] =
+        contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, corpus, batch, params.seed, step),
+                                            params.contrast_object_tops
+                                                ? object_tops(corpus.object_share.index_select(0, at::tensor(rows, at::kLong)),
+                                                              config.grid_rows, config.grid_cols)
+                                                : at::Tensor())
+                    : std::pair<at::Tensor, double>{};
+    at::Tensor objective = loss;
+    if (contrasting) objective = objective + params.caption_contrast * contrast_loss;
     optimizer.zero_grad();
     if (reading) {
       reader_optimizer->zero_grad();
       for (auto& group : reader_optimizer->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-      (loss + params.caption_reading * read_loss).backward();
+      (objective + params.caption_reading * read_loss).backward();
       clip_gradients({reader.weight, reader.bias}, params.grad_clip);
       reader_optimizer->step();
     } else {
-      loss.backward();
+      objective.backward();
     }
     const double grad_norm = clip_gradients(parameters, params.grad_clip);
     optimizer.step();
@@ -441,6 +553,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     if ((step + 1) % params.log_every == 0 || checkpoint) {
       std::vector<double> values = {loss.item<double>(), lr, grad_norm, last_held_out};
       if (reading) values.push_back(read_loss.item<double>());
+      if (contrasting) values.insert(values.end(), {contrast_loss.item<double>(), foil_margin});
       log.row(step + 1, values);
       progress(log.progress(step, values));
     }

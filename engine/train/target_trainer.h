@@ -62,6 +62,11 @@ CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double captio
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                        const std::vector<bool>& null_caption, double object_weight = 0);
 
+// The object tops of images [B, N] by their object shares [B, N] on a rows × cols grid
+// (TargetTrainParams::contrast_object_tops): 1 for a cell an object covers (a twentieth or more) whose cell above it
+// has none, and for the cell below such a cell; else 0.
+at::Tensor object_tops(const at::Tensor& shares, std::int64_t rows, std::int64_t cols);
+
 // Entropy (nats) of the target's conditional next-token distribution at every image position of the
 // corpus images `rows`, teacher-forced on their true tokens: [rows, tokens] on the CPU.
 at::Tensor next_token_entropy(const Transformer& model, const TokenizedCorpus& corpus,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace speculum {
 
@@ -37,6 +38,18 @@ struct TargetTrainParams {
   // carry the caption's words. The reader is trained with the model and kept in the run's checkpoint, not in the
   // model. 0: off. Images without an object (emoji) or trained under the null caption take no part.
   double caption_reading = 0;
+  // Weight of the caption-contrast loss: each image trained under its caption is also scored under a foil, its caption
+  // with one word swapped for another of its group (foil_groups: a shape, a count, a side, a size), and the loss is
+  // -log σ(Δ), Δ = log p(image | caption) - log p(image | foil) summed over the image's tokens — the model as a
+  // classifier between the two captions. Its gradient acts only where the swapped word changes a prediction (the
+  // edges that make a circle a square), which the mean next-token loss spreads thin over 256 tokens. One more forward
+  // and backward pass per step. 0: off. Images without a swappable word (emoji) take no part.
+  double caption_contrast = 0;
+  // Which tokens Δ sums over: every token of the image, or only the object tops — each object cell whose cell above
+  // has no object, and the cell below it (the corpus's object shares): where generation commits to a shape and a
+  // count, the rest of an object following from its first rows.
+  bool contrast_object_tops = false;
+  std::vector<std::vector<std::string>> foil_groups;  // words by group; train_target_run fills the shapes grammar's
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
   std::string device = "cpu";  // "cpu" or "cuda": where the model, its EMA and the optimizer state live
