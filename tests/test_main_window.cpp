@@ -28,6 +28,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTextBrowser>
@@ -313,6 +314,39 @@ class TestMainWindow : public QObject {
     QVERIFY(w->set_method("lisa"));
     QCOMPARE(w->suggested_file_name("png"), QString("a-blue-square-seed1234-lisa.png"));  // save dialogs' names
     QCOMPARE(w->request_panel()->request().seed, std::uint64_t(1234));
+  }
+
+  void remembered_sampling_follows_the_bundle_unless_the_user_chose_it() {
+    const QString settings = path("sampling-settings.ini");
+    const SamplingParams recommended = engine()->info().sampling;
+    GenerateParams chosen;
+    chosen.prompt = "a red star";
+    chosen.sampling = recommended;
+    chosen.sampling.cfg_scale = recommended.cfg_scale + 2.5f;
+    {
+      auto w = ui::MainWindow(engine(), settings);
+      w.request_panel()->apply(chosen);
+      QVERIFY(!w.request_panel()->sampling_is_recommended());
+      w.close();
+    }
+    {  // a choice the user made is kept
+      auto w = ui::MainWindow(engine(), settings);
+      QCOMPARE(w.request_panel()->request().sampling.cfg_scale, chosen.sampling.cfg_scale);
+      chosen.sampling = recommended;
+      w.request_panel()->apply(chosen);
+      QVERIFY(w.request_panel()->sampling_is_recommended());
+      w.close();
+    }
+    {  // sampling left at the recommendation of its time follows the bundle's recommendation now
+      QSettings ini(settings, QSettings::IniFormat);
+      GenerateParams stale = chosen;
+      stale.sampling.cfg_scale = 4;  // an earlier bundle's recommendation
+      ini.setValue("request", QString::fromStdString(stale.to_json()));
+    }
+    auto w = ui::MainWindow(engine(), settings);
+    QCOMPARE(w.request_panel()->request().prompt, std::string("a red star"));
+    QCOMPARE(w.request_panel()->request().sampling.cfg_scale, recommended.cfg_scale);
+    QVERIFY(w.request_panel()->sampling_is_recommended());
   }
 
   void gif_export_has_one_frame_per_step_plus_a_hold() {

@@ -65,7 +65,12 @@ void MainWindow::restore_settings() {
   const QString request = settings_->value("request").toString();
   if (!request.isEmpty()) {
     try {
-      request_->apply(GenerateParams::from_json(request.toStdString()));
+      GenerateParams remembered = GenerateParams::from_json(request.toStdString());
+      // Sampling left at a bundle's recommendation follows this bundle's (settings older than the flag: the same).
+      const bool same_bundle = settings_->value("request_bundle").toString().toStdString() == engine_->info().name;
+      if (!same_bundle || settings_->value("request_sampling_recommended", true).toBool())
+        remembered.sampling = engine_->info().sampling;
+      request_->apply(remembered);
     } catch (const Error&) {
       // Settings from an older version or another model: keep the defaults.
     }
@@ -81,6 +86,8 @@ void MainWindow::save_settings() {
   if (fits_the_screen(*this)) settings_->setValue("geometry", saveGeometry());
   settings_->setValue("window_state", saveState());
   settings_->setValue("request", QString::fromStdString(request_->request().to_json()));
+  settings_->setValue("request_bundle", QString::fromStdString(engine_->info().name));
+  settings_->setValue("request_sampling_recommended", request_->sampling_is_recommended());
   for (const auto& [layer, action] : layer_actions_) settings_->setValue("layers/" + vis::layer_key(layer), action->isChecked());
   settings_->setValue("smooth", smooth_action_->isChecked());
   settings_->sync();

@@ -11,6 +11,7 @@
 #include <QSpinBox>
 #include <QToolButton>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "method_params_form.h"
@@ -173,6 +174,15 @@ GenerateParams RequestPanel::request() const {
   p.sampling.top_k = top_k_->value();
   p.sampling.top_p = static_cast<float>(top_p_->value());
   return p;
+}
+
+bool RequestPanel::sampling_is_recommended() const {
+  const SamplingParams& recommended = engine_.info().sampling;
+  const auto shows = [](const QDoubleSpinBox* box, double value) {  // as the box displays it
+    return std::abs(box->value() - value) < 0.5 * std::pow(10.0, -box->decimals());
+  };
+  return (!cfg_->isEnabled() || shows(cfg_, recommended.cfg_scale)) && shows(temperature_, recommended.temperature) &&
+         top_k_->value() == recommended.top_k && shows(top_p_, recommended.top_p);
 }
 
 void RequestPanel::apply(const GenerateParams& p) {

@@ -25,6 +25,9 @@ class RequestPanel : public QWidget {
 
   GenerateParams request() const;
   void apply(const GenerateParams& params);
+  // Whether the sampling controls still hold the bundle's recommendation (a remembered request that did not
+  // change them follows the bundle's recommendation when that changes, instead of pinning an old default).
+  bool sampling_is_recommended() const;
   bool valid() const { return problem_.isEmpty(); }
   // Text bundles: the prompt field is empty. Generating then asks for a prompt (the placeholder shows an
   // example) instead of silently drawing the example; focus_prompt() puts the cursor there.
