@@ -10,6 +10,7 @@
 #include <list>
 #include <mutex>
 #include <sstream>
+#include <unistd.h>
 
 #include "decoding/method.h"
 #include "io/bundle.h"
@@ -436,6 +437,63 @@ Preview Engine::Impl::preview(const std::vector<int>& tokens, int rows, int cols
   return p;
 }
 
+namespace {
+
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
+
+// Seconds to read `buffer` once (LibTorch's vectorised, threaded sum touches every byte).
+double read_seconds(const at::Tensor& buffer) {
+  const auto start = std::chrono::steady_clock::now();
+  buffer.sum().item<float>();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::int64_t last_level_cache_bytes() {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  return std::max<long>(0, sysconf(_SC_LEVEL3_CACHE_SIZE));
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+// Times target forwards of n new tokens after the prefix and `context` image tokens, each undone after timing.
+class Engine::ForwardTimer {
+ public:
+  ForwardTimer(Impl& impl, int context) : impl_(impl), context_(context), cache_(impl.target->make_cache(rows(impl), 0)) {
+    GenerateParams request;
+    if (impl.info.text_conditioned && !impl.info.free_text) request.prompt = impl.info.text_vocab.front();
+    const ConditionPrefix prefix = impl.condition(*impl.target, request, rows(impl));
+    impl.target->forward(DecodeSession::prefix_input(*impl.target, prefix), cache_);
+    if (context > 0) impl.target->forward(input(0, context), cache_);
+    base_ = cache_.length();
+  }
+  double ms(int new_tokens) {
+    const auto start = std::chrono::steady_clock::now();
+    impl_.target->forward(input(context_, new_tokens), cache_);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    cache_.truncate(base_);
+    return ms;
+  }
+
+ private:
+  static int rows(const Impl& impl) { return impl.info.sampling.uses_cfg() ? 2 : 1; }
+  ForwardInput input(int first, int count) const {
+    ForwardInput in;
+    in.tokens = at::full({count}, impl_.tokenizer->neutral_code(), at::kLong);
+    for (int i = first; i < first + count; ++i) in.positions.push_back(impl_.manifest.target.cls_token_num + i);
+    return in;
+  }
+  Impl& impl_;
+  int context_;
+  KVCache cache_;
+  int base_ = 0;
+};
+
 std::vector<ForwardCost> Engine::measure_forward_cost(const std::vector<int>& new_tokens, int context, int repeats) const {
   std::lock_guard lock(impl_->generate_mutex);
   c10::InferenceMode inference;
@@ -444,48 +502,44 @@ std::vector<ForwardCost> Engine::measure_forward_cost(const std::vector<int>& ne
   if (context < 0 || biggest < 1 || context + biggest > g.image_tokens())
     throw Error("forward cost: context " + std::to_string(context) + " + " + std::to_string(biggest) + " new tokens exceed the " +
                 std::to_string(g.image_tokens()) + "-token grid");
-  const int rows = impl_->info.sampling.uses_cfg() ? 2 : 1;
-  KVCache cache = impl_->target->make_cache(rows, 0);
-  GenerateParams request;
-  if (impl_->info.text_conditioned && !impl_->info.free_text) request.prompt = impl_->info.text_vocab.front();
-  const ConditionPrefix prefix = impl_->condition(*impl_->target, request, rows);
-  impl_->target->forward(DecodeSession::prefix_input(*impl_->target, prefix), cache);
-  const auto input = [&](int first, int count) {
-    ForwardInput in;
-    in.tokens = at::full({count}, impl_->tokenizer->neutral_code(), at::kLong);
-    for (int i = first; i < first + count; ++i) in.positions.push_back(g.cls_token_num + i);
-    return in;
-  };
-  if (context > 0) impl_->target->forward(input(0, context), cache);
-  const int base = cache.length();
+  ForwardTimer timer(*impl_, context);
   std::vector<ForwardCost> costs;
   for (const int n : new_tokens) {
     std::vector<double> ms;
     for (int r = 0; r < repeats + 2; ++r) {  // two untimed
-      const auto start = std::chrono::steady_clock::now();
-      impl_->target->forward(input(context, n), cache);
-      if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      cache.truncate(base);
+      const double t = timer.ms(n);
+      if (r >= 2) ms.push_back(t);
     }
-    std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-    costs.push_back({n, ms[ms.size() / 2]});
+    costs.push_back({n, median(ms)});
   }
   return costs;
 }
 
-double Engine::measure_weight_read_bandwidth(int repeats) const {
+StepRoofline Engine::measure_step_roofline(int pairs) const {
   std::lock_guard lock(impl_->generate_mutex);
   c10::InferenceMode inference;
-  const std::int64_t bytes = std::max<std::int64_t>(impl_->info.decode_step_bytes, 1 << 20);
-  const at::Tensor buffer = at::ones({bytes / 4}, at::kFloat);  // LibTorch's vectorised, threaded sum reads it once
-  std::vector<double> seconds;
-  for (int r = 0; r < std::max(1, repeats) + 1; ++r) {  // one untimed
-    const auto start = std::chrono::steady_clock::now();
-    buffer.sum().item<float>();
-    if (r > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  StepRoofline r;
+  r.step_bytes = std::max<std::int64_t>(impl_->info.decode_step_bytes, 1 << 20);
+  ForwardTimer timer(*impl_, impl_->manifest.target.image_tokens() / 2);
+  const at::Tensor step_sized = at::ones({r.step_bytes / 4}, at::kFloat);
+  std::vector<double> step_ms, read_ms, ratios;
+  for (int i = 0; i < std::max(1, pairs) + 2; ++i) {  // two untimed
+    const double step = timer.ms(1), read = 1e3 * read_seconds(step_sized);
+    if (i < 2) continue;
+    step_ms.push_back(step), read_ms.push_back(read), ratios.push_back(step / read);
   }
-  std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
-  return static_cast<double>(buffer.nbytes()) / seconds[seconds.size() / 2] / 1e9;
+  r.step_ms = median(step_ms), r.read_ms = median(read_ms), r.step_over_read = median(ratios);
+  // Main memory: a buffer well beyond the last-level cache, so that no repeat finds it there.
+  r.last_level_cache_bytes = last_level_cache_bytes();
+  r.memory_probe_bytes = std::max<std::int64_t>({std::int64_t(256) << 20, 2 * r.last_level_cache_bytes, 2 * r.step_bytes});
+  const at::Tensor beyond_cache = at::ones({r.memory_probe_bytes / 4}, at::kFloat);
+  std::vector<double> seconds;
+  for (int i = 0; i < 6; ++i) {  // one untimed
+    const double s = read_seconds(beyond_cache);
+    if (i > 0) seconds.push_back(s);
+  }
+  r.memory_gbs = static_cast<double>(beyond_cache.nbytes()) / median(seconds) / 1e9;
+  return r;
 }
 
 double Engine::measure_caption_cost(const std::string& prompt, int repeats) const {

@@ -128,6 +128,18 @@ struct ModelInfo {
   std::string examples_chosen_by;
 };
 
+// The roofline of a 1-token step: it reads step_bytes of weights, at best as fast as reading a buffer that size
+// (from whichever cache level or memory holds it between steps, as it holds the step's own weights).
+struct StepRoofline {
+  std::int64_t step_bytes = 0;              // info().decode_step_bytes, at least 1 MiB
+  double step_ms = 0;                       // median of the 1-token steps
+  double read_ms = 0;                       // median of the reads of a step_bytes buffer: the roofline
+  double step_over_read = 0;                // median of the per-pair ratios: how far the step is from the roofline
+  double memory_gbs = 0;                    // reading memory_probe_bytes, beyond the last-level cache: main memory's rate
+  std::int64_t memory_probe_bytes = 0;
+  std::int64_t last_level_cache_bytes = 0;  // as the system reports it; 0 if unknown
+};
+
 class Engine {
  public:
   // Throws Error naming the first problem with the bundle (manifest field, tensor name, shape, dtype).
@@ -156,10 +168,9 @@ class Engine {
   // T5 bundles: what encoding one prompt costs (cleaning, tokenising, the encoder; median of `repeats`, in ms, on the
   // calling thread's threads). A generation pays it once per prompt: the features are reused.
   double measure_caption_cost(const std::string& prompt, int repeats) const;
-  // GB/s at which this machine reads a buffer the size of one decode step's weights (info().decode_step_bytes), so
-  // from the cache level or memory the weights live in; median of `repeats`. decode_step_bytes / this is the
-  // roofline of a 1-token step.
-  double measure_weight_read_bandwidth(int repeats) const;
+  // A 1-token decode step (after half the grid) against reading its weight bytes once, the two alternating `pairs`
+  // times so that the machine's drift within and between runs cancels out of their ratio; and main memory's rate.
+  StepRoofline measure_step_roofline(int pairs) const;
   Preview preview(const std::vector<int>& tokens) const;  // -1 marks unknown cells
   // What each code looks like on its own: the centre cell of a 3x3 grid of that code, decoded (one patch of
   // image_size / grid_cols pixels a side per token). Throws Error for a token outside the codebook.
@@ -170,6 +181,7 @@ class Engine {
 
  private:
   struct Impl;
+  class ForwardTimer;
   explicit Engine(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -35,7 +35,8 @@ results=$work/results-$size.txt
 for threads in 1 2; do
   for format in f32 bf16 q8; do  # the roofline: decode-step bytes over bandwidth, per format
     $cli bench --forward-cost --repeats 5 --threads $threads --weights $format --bundle "$bundle" |
-      awk -v t=$threads -v f=$format '/roofline/ {print "roofline", t, f, $NF} $1 == 1 {print "step", t, f, $2}' >> "$results"
+      awk -v t=$threads -v f=$format '/roofline/ {print "roofline", t, f, $NF} $1 == 1 {print "step", t, f, $2}
+        /alternating/ {print "ratio", t, f, $(NF - 3) + 0}' >> "$results"
   done
   for r in $(seq "$repeats"); do  # alternate the two programs
     $py scripts/peer_generate.py "$checkout" "$gpt" "$size" $threads 1 4.0 2000 >> "$results"
@@ -52,6 +53,7 @@ awk -f scripts/median.awk -f /dev/fd/3 "$results" 3<<'AWK'
   $1 == "official" { official[$2] = official[$2] " " $3 }
   $1 == "roofline" { roof[$2, $3] = $4 }
   $1 == "step" { step[$2, $3] = $4 }
+  $1 == "ratio" { ratio[$2, $3] = $4 }  # step / roofline, the two timed alternately
   $1 == "ar" || $1 == "sjd" { run[$1, $2, $3] = run[$1, $2, $3] " " $4 }
   END {
     printf "%-8s %-22s %10s %12s %14s %12s %14s\n", "threads", "program", "ms/token", "vs official", "1-token fwd", "roofline ms", "fwd/roofline"
@@ -64,7 +66,7 @@ awk -f scripts/median.awk -f /dev/fd/3 "$results" 3<<'AWK'
         if (!((method, t, f) in run)) continue
         v = median(run[method, t, f])
         printf "%-8d %-22s %10.2f %11.2fx %14.2f %12.2f %13.2fx\n", t, "speculum " method " " f, v, o / v, step[t, f], roof[t, f],
-               step[t, f] / roof[t, f]
+               ratio[t, f]
       }
     }
   }

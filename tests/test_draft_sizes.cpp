@@ -2,6 +2,7 @@
 // stay), the file's round trip and the errors that name what is wrong in it, a real tune on a tiny bundle (the
 // chosen size is the cheapest measured one), and an engine that loads the table and runs the tuned size exactly
 // as a request that names it.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "decoding/method.h"
@@ -54,6 +55,23 @@ class TestDraftSizes : public QObject {
   std::string path(const char* name) const { return dir_.filePath(name).toStdString(); }
 
  private Q_SLOTS:
+  void forward_costs_and_the_roofline_are_measured_as_described() {
+    auto engine = Engine::load(tiny_engine(""));
+    const int cells = engine->info().grid_rows * engine->info().grid_cols;
+    const auto costs = engine->measure_forward_cost({1, 4}, cells / 2, 3);
+    QCOMPARE(costs.size(), std::size_t(2));
+    QCOMPARE(costs[0].new_tokens, 1);
+    QCOMPARE(costs[1].new_tokens, 4);
+    for (const auto& c : costs) QVERIFY(std::isfinite(c.ms) && c.ms > 0);
+    EXPECT_ERROR(engine->measure_forward_cost({2}, cells - 1, 3), "exceed the " + std::to_string(cells) + "-token grid");
+    const StepRoofline roof = engine->measure_step_roofline(3);
+    QCOMPARE(roof.step_bytes, std::max<std::int64_t>(engine->info().decode_step_bytes, 1 << 20));
+    QVERIFY(roof.step_ms > 0 && roof.read_ms > 0 && std::isfinite(roof.step_over_read) && roof.step_over_read > 0);
+    // The memory probe outgrows the last-level cache (twice it) and the step's bytes.
+    QVERIFY(roof.memory_probe_bytes >= 2 * roof.last_level_cache_bytes && roof.memory_probe_bytes >= 2 * roof.step_bytes);
+    QVERIFY(std::isfinite(roof.memory_gbs) && roof.memory_gbs > 0);
+  }
+
   void every_method_that_drafts_has_one_draft_size() {
     for (const auto& m : available_methods()) {
       int sizes = 0;

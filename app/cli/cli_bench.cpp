@@ -308,10 +308,17 @@ void add_bench_command(CLI::App& app) {
         for (const auto& c : costs)
           std::cout << std::fixed << std::setw(8) << c.new_tokens << std::setprecision(2) << std::setw(10) << c.ms << std::setw(9)
                     << c.ms / costs.front().ms << "x" << std::setprecision(3) << std::setw(12) << c.ms / c.new_tokens << "\n";
-        const double gbs = engine->measure_weight_read_bandwidth(std::max(5, s->forward_repeats / 4));
-        std::cout << std::setprecision(1) << "weights " << info.weight_format << ": one decode step reads " << info.decode_step_bytes / 1e6
-                  << " MB of matrices; this machine reads that much at " << gbs << " GB/s; roofline ms per 1-token step "
-                  << std::setprecision(3) << info.decode_step_bytes / gbs / 1e6 << "\n";
+        const StepRoofline roof = engine->measure_step_roofline(std::max(10, s->forward_repeats));
+        std::cout << std::setprecision(1) << "weights " << info.weight_format << ": one decode step reads " << roof.step_bytes / 1e6
+                  << " MB of matrices; this machine reads that much at " << roof.step_bytes / roof.read_ms / 1e6
+                  << " GB/s; roofline ms per 1-token step " << std::setprecision(3) << roof.read_ms << "\n"
+                  << "1-token step against one read of its weights, alternating (median of " << std::max(10, s->forward_repeats)
+                  << " pairs): " << std::setprecision(2) << roof.step_over_read << "x (step " << std::setprecision(3) << roof.step_ms
+                  << " ms)\n"
+                  << "main memory (" << std::setprecision(0) << roof.memory_probe_bytes / 1e6 << " MB read, beyond the "
+                  << (roof.last_level_cache_bytes > 0 ? std::to_string(roof.last_level_cache_bytes >> 20) + " MiB" : std::string("unknown"))
+                  << " last-level cache): " << std::setprecision(1) << roof.memory_gbs << " GB/s, " << std::setprecision(3)
+                  << roof.step_bytes / roof.memory_gbs / 1e6 << " ms for one step's weights\n";
         if (info.free_text) {
           const std::string prompt = "a photo of a corgi wearing a red scarf, running on a beach at sunset, highly detailed";
           std::cout << "T5 encoder: " << std::setprecision(1) << engine->measure_caption_cost(prompt, 5)
