@@ -6,6 +6,7 @@
 
 #include <QDir>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "data/image_batches.h"
@@ -521,6 +522,11 @@ class TestTraining : public QObject {
       corpus.codes[i].fill_(i % 2 ? 9 : 5);
     }
     corpus.vocabulary = {"circle", "square", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11"};
+    params.caption_contrast = 0;
+    params.contrast_exchange = 0.5;  // exchanges are foils of the contrast: refused without it
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "needs the caption contrast");
+    params.caption_contrast = 1;
+    params.contrast_exchange = 0;
     params.foil_groups = {{"star", "w4"}};  // one word of it in the vocabulary: nothing to swap
     EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "words to swap");
     params.foil_groups = {{"circle", "square", "star"}};
@@ -543,6 +549,55 @@ class TestTraining : public QObject {
     const std::vector<double> tops_margin = log_column(run + "-tops", "foil_margin");
     QVERIFY(!tops_margin.empty());
     QVERIFY2(tops_margin.back() > 5, qPrintable(QString("object-tops margin %1").arg(tops_margin.back())));
+  }
+
+  void foils_swap_one_word_or_exchange_a_captions_two() {
+    TokenizedCorpus corpus;
+    corpus.vocabulary = {"red", "blue", "green", "circle", "star", "left", "right", "a", "of"};
+    // A relation with two colours and two shapes; one with one colour twice (only its shapes can exchange); a
+    // single object (nothing to exchange); a caption with no replaceable word.
+    corpus.words = {{7, 0, 3, 5, 8, 7, 1, 4}, {7, 0, 3, 6, 8, 7, 0, 4}, {7, 2, 4}, {7, 8}};
+    const FoilTable replace = FoilTable::of(corpus.vocabulary, {{"circle", "star", "square"}, {"left", "right"}});
+    const FoilTable exchange = FoilTable::of(corpus.vocabulary, {{"red", "blue", "green"}, {"circle", "star"}});
+    QCOMPARE(replace.group_ids.size(), std::size_t(2));  // "square" is not in the vocabulary
+    CorpusBatch batch{{0, 1, 2, 3, 0, 1, 2, 3}, std::vector<bool>(8, false)};
+    batch.null_caption[7] = true;  // trained under the null caption: no foil
+    const auto differing = [](const std::vector<int>& a, const std::vector<int>& b) {
+      std::vector<std::size_t> at;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) at.push_back(i);
+      return at;
+    };
+    std::set<std::vector<int>> exchanged;
+    for (int step = 0; step < 40; ++step) {
+      const Foils swaps = draw_foils(replace, exchange, 0, corpus, batch, 7, step);
+      QCOMPARE(swaps.batch_rows, (std::vector<std::int64_t>{0, 1, 2, 4, 5, 6}));
+      for (std::size_t f = 0; f < swaps.words.size(); ++f) {  // one word replaced by another of its group
+        const auto& caption = corpus.words[static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(swaps.batch_rows[f])])];
+        const auto at = differing(caption, swaps.words[f]);
+        QCOMPARE(at.size(), std::size_t(1));
+        QCOMPARE(replace.group_of[swaps.words[f][at[0]]], replace.group_of[caption[at[0]]]);
+      }
+      const Foils exchanges = draw_foils(replace, exchange, 1, corpus, batch, 7, step);
+      QCOMPARE(exchanges.batch_rows, swaps.batch_rows);
+      for (std::size_t f = 0; f < exchanges.words.size(); ++f) {
+        const std::size_t row = static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(exchanges.batch_rows[f])]);
+        const auto& caption = corpus.words[row];
+        const auto at = differing(caption, exchanges.words[f]);
+        if (row == 2) {  // nothing to exchange: the one-word swap, the same one as without exchanges
+          QCOMPARE(exchanges.words[f], swaps.words[f]);
+          continue;
+        }
+        QCOMPARE(at.size(), std::size_t(2));  // two different words of one group, exchanged
+        QCOMPARE(exchanges.words[f][at[0]], caption[at[1]]);
+        QCOMPARE(exchanges.words[f][at[1]], caption[at[0]]);
+        QCOMPARE(exchange.group_of[caption[at[0]]], exchange.group_of[caption[at[1]]]);
+        if (row == 1) QCOMPARE(at, (std::vector<std::size_t>{2, 7}));  // its one colour twice cannot exchange
+        exchanged.insert(exchanges.words[f]);
+      }
+    }
+    // Both of the relation's exchanges (colours, shapes) are drawn, and the shapes-only one of the second caption.
+    QCOMPARE(exchanged.size(), std::size_t(3));
   }
 
   void object_tops_are_each_objects_first_two_rows() {

@@ -60,6 +60,11 @@ CLI::App* add_train_commands(CLI::App& app) {
             "of cells, where generation commits to a shape; needs object shares)")
       ->check(CLI::IsMember({"image", "object-tops"}))
       ->default_str("image");
+  target->add_option("--contrast-exchange", g->params.contrast_exchange,
+                     "The share of foils that exchange a caption's two colours or two shapes where it has two (a "
+                     "relation's): the same words bound to the other object (0: one-word swaps only)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->final_callback([g] {

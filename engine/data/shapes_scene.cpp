@@ -167,4 +167,8 @@ std::vector<std::vector<std::string>> caption_foil_groups() {
           {"small", "large"}};
 }
 
+std::vector<std::vector<std::string>> caption_exchange_groups() {
+  return {{std::begin(kColorNames), std::end(kColorNames)}, {std::begin(kShapeNames), std::end(kShapeNames)}};
+}
+
 }  // namespace speculum::data

@@ -43,6 +43,9 @@ const char* family_name(Family family);
 // (a shape, a plural, a count, a side, a size) gives a well-formed caption of a different scene — a foil for training
 // the model to tell the two apart (TargetTrainParams::caption_contrast).
 std::vector<std::vector<std::string>> caption_foil_groups();
+// Words a caption can hold two different ones of (a relation's two colours, two shapes): the caption contrast's
+// exchange foils.
+std::vector<std::vector<std::string>> caption_exchange_groups();
 
 // Half-extents (pixels) by use, chosen so that the checker separates sizes and shapes reliably.
 inline constexpr int kSmallHalfExtent = 11;

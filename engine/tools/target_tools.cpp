@@ -80,6 +80,7 @@ void train_target_run(const TargetTrainRequest& request, const ToolCallbacks& ca
                                " steps of " + std::to_string(request.params.batch));
   TargetTrainParams params = request.params;
   if (params.caption_contrast > 0 && params.foil_groups.empty()) params.foil_groups = data::caption_foil_groups();
+  if (params.contrast_exchange > 0 && params.exchange_groups.empty()) params.exchange_groups = data::caption_exchange_groups();
   train_target(m.target, params, out, corpus, held_out, tools::progress_of(callbacks), callbacks.stop);
 }
 

@@ -248,62 +248,68 @@ at::Tensor caption_reading_loss(const at::Tensor& hidden, const GptConfig& confi
   return at::binary_cross_entropy_with_logits(logits, bag, {}, {}, at::Reduction::Sum) / static_cast<double>(pooled.size());
 }
 
-// Which vocabulary ids can be swapped for which (TargetTrainParams::foil_groups), by id.
-struct FoilTable {
-  std::vector<int> group_of;                // per vocabulary id: its group, or -1
-  std::vector<std::vector<int>> group_ids;  // per group: the ids of its words in this vocabulary
+}  // namespace
 
-  static FoilTable of(const std::vector<std::string>& vocabulary, const std::vector<std::vector<std::string>>& groups) {
-    FoilTable table{std::vector<int>(vocabulary.size(), -1), {}};
-    for (const auto& group : groups) {
-      std::vector<int> ids;
-      for (const auto& word : group) {
-        const auto at = std::find(vocabulary.begin(), vocabulary.end(), word);
-        if (at != vocabulary.end()) ids.push_back(static_cast<int>(at - vocabulary.begin()));
-      }
-      if (ids.size() < 2) continue;  // nothing to swap with
-      for (const int id : ids) table.group_of[static_cast<std::size_t>(id)] = static_cast<int>(table.group_ids.size());
-      table.group_ids.push_back(ids);
-    }
-    return table;
-  }
-};
-
-// Foil captions for the batch rows trained under their caption: one swappable word (drawn uniformly among the
-// caption's) replaced by another word of its group (drawn uniformly), from the Data stream's slots past the batch's.
-struct Foils {
-  std::vector<std::int64_t> batch_rows;  // which rows of the batch have a foil
-  std::vector<std::vector<int>> words;   // their foil captions
-};
-
-Foils draw_foils(const FoilTable& table, const TokenizedCorpus& corpus, const CorpusBatch& batch, std::uint64_t seed, int step) {
-  constexpr std::uint64_t kFoilSlots = 1ull << 32;  // far past any batch's row and dropout slots
+Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, const TokenizedCorpus& corpus,
+                 const CorpusBatch& batch, std::uint64_t seed, int step) {
+  constexpr std::uint64_t kFoilSlots = 1ull << 32;       // far past any batch's row and dropout slots
+  constexpr std::uint64_t kExchangeSlots = 1ull << 33;   // and past the replacements' (so adding exchanges moved none)
+  const auto in_table = [](const FoilTable& table, int id) {
+    return id >= 0 && id < static_cast<int>(table.group_of.size()) && table.group_of[static_cast<std::size_t>(id)] >= 0;
+  };
   Foils foils;
   for (std::size_t b = 0; b < batch.rows.size(); ++b) {
     if (batch.null_caption[b]) continue;
     const std::vector<int>& caption = corpus.words.at(static_cast<std::size_t>(batch.rows[b]));
+    const auto draw = [&](std::uint64_t slot, std::size_t n) {
+      return std::min(n - 1, static_cast<std::size_t>(counter_uniform(seed, RngStream::Data, step, slot) * n));
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;  // two different words of one exchange group
+    for (std::size_t i = 0; i < caption.size(); ++i)
+      for (std::size_t j = i + 1; j < caption.size(); ++j)
+        if (in_table(exchange, caption[i]) && caption[i] != caption[j] && in_table(exchange, caption[j]) &&
+            exchange.group_of[static_cast<std::size_t>(caption[i])] == exchange.group_of[static_cast<std::size_t>(caption[j])])
+          pairs.emplace_back(i, j);
+    if (!pairs.empty() && exchange_share > 0 &&
+        counter_uniform(seed, RngStream::Data, step, kExchangeSlots + 2 * b) < exchange_share) {
+      const auto [i, j] = pairs[draw(kExchangeSlots + 2 * b + 1, pairs.size())];
+      std::vector<int> foil = caption;
+      std::swap(foil[i], foil[j]);
+      foils.batch_rows.push_back(static_cast<std::int64_t>(b));
+      foils.words.push_back(std::move(foil));
+      continue;
+    }
     std::vector<std::size_t> swappable;
     for (std::size_t i = 0; i < caption.size(); ++i)
-      if (caption[i] >= 0 && caption[i] < static_cast<int>(table.group_of.size()) && table.group_of[caption[i]] >= 0)
-        swappable.push_back(i);
+      if (in_table(replace, caption[i])) swappable.push_back(i);
     if (swappable.empty()) continue;
-    const auto draw = [&](std::uint64_t k, std::size_t n) {
-      return std::min(n - 1, static_cast<std::size_t>(counter_uniform(seed, RngStream::Data, step, kFoilSlots + 2 * b + k) * n));
-    };
-    const std::size_t position = swappable[draw(0, swappable.size())];
-    const std::vector<int>& group = table.group_ids[static_cast<std::size_t>(table.group_of[caption[position]])];
+    const std::size_t position = swappable[draw(kFoilSlots + 2 * b, swappable.size())];
+    const std::vector<int>& group = replace.group_ids[static_cast<std::size_t>(replace.group_of[caption[position]])];
     std::vector<int> others;
     for (const int id : group)
       if (id != caption[position]) others.push_back(id);
     std::vector<int> foil = caption;
-    foil[position] = others[draw(1, others.size())];
+    foil[position] = others[draw(kFoilSlots + 2 * b + 1, others.size())];
     foils.batch_rows.push_back(static_cast<std::int64_t>(b));
     foils.words.push_back(std::move(foil));
   }
   return foils;
 }
 
-}  // namespace
+FoilTable FoilTable::of(const std::vector<std::string>& vocabulary, const std::vector<std::vector<std::string>>& groups) {
+  FoilTable table{std::vector<int>(vocabulary.size(), -1), {}};
+  for (const auto& group : groups) {
+    std::vector<int> ids;
+    for (const auto& word : group) {
+      const auto at = std::find(vocabulary.begin(), vocabulary.end(), word);
+      if (at != vocabulary.end()) ids.push_back(static_cast<int>(at - vocabulary.begin()));
+    }
+    if (ids.size() < 2) continue;  // nothing to swap with
+    for (const int id : ids) table.group_of[static_cast<std::size_t>(id)] = static_cast<int>(table.group_ids.size());
+    table.group_ids.push_back(ids);
+  }
+  return table;
+}
 
 at::Tensor object_tops(const at::Tensor& shares, std::int64_t rows, std::int64_t cols) {
   const at::Tensor covered = (shares >= 0.05).view({-1, rows, cols});
@@ -499,8 +505,11 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
 
   const bool contrasting = params.caption_contrast > 0;
   const FoilTable foil_table = FoilTable::of(corpus.vocabulary, params.foil_groups);
+  const FoilTable exchange_table = FoilTable::of(corpus.vocabulary, params.exchange_groups);
   if (contrasting && foil_table.group_ids.empty())
     throw Error("--caption-contrast needs a caption vocabulary with words to swap (a shape, a count, a side, a size)");
+  if (!contrasting && params.contrast_exchange > 0)
+    throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " needs the caption contrast (--caption-contrast > 0)");
   if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
     throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
 
@@ -521,7 +530,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     const at::Tensor read_loss =
         reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
     const auto [contrast_loss, foil_margin] =
-        contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, corpus, batch, params.seed, step),
+        contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, exchange_table, params.contrast_exchange, corpus, batch, params.seed, step),
                                             params.contrast_object_tops
                                                 ? object_tops(corpus.object_share.index_select(0, at::tensor(rows, at::kLong)),
                                                               config.grid_rows, config.grid_cols)

@@ -62,6 +62,24 @@ CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double captio
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                        const std::vector<bool>& null_caption, double object_weight = 0);
 
+// Which vocabulary ids can be swapped for which (TargetTrainParams::foil_groups, exchange_groups), by id.
+struct FoilTable {
+  std::vector<int> group_of;                // per vocabulary id: its group, or -1
+  std::vector<std::vector<int>> group_ids;  // per group: the ids of its words in this vocabulary (groups of 2 or more)
+  static FoilTable of(const std::vector<std::string>& vocabulary, const std::vector<std::vector<std::string>>& groups);
+};
+
+// The caption contrast's foils for the batch rows trained under their caption. A caption with two different words
+// of one exchange group (two colours, two shapes) gets, with probability exchange_share, those two words exchanged
+// (a binding foil: the same words, bound to the other object); else one of its replaceable words (drawn uniformly)
+// becomes another word of its group (drawn uniformly). Draws come from the Data stream's slots past the batch's.
+struct Foils {
+  std::vector<std::int64_t> batch_rows;  // which rows of the batch have a foil
+  std::vector<std::vector<int>> words;   // their foil captions
+};
+Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, const TokenizedCorpus& corpus,
+                 const CorpusBatch& batch, std::uint64_t seed, int step);
+
 // The object tops of images [B, N] by their object shares [B, N] on a rows × cols grid
 // (TargetTrainParams::contrast_object_tops): 1 for a cell an object covers (a twentieth or more) whose cell above it
 // has none, and for the cell below such a cell; else 0.

@@ -50,6 +50,10 @@ struct TargetTrainParams {
   // count, the rest of an object following from its first rows.
   bool contrast_object_tops = false;
   std::vector<std::vector<std::string>> foil_groups;  // words by group; train_target_run fills the shapes grammar's
+  // The share of foils that exchange two different words of one exchange group where the caption has such a pair (a
+  // relation's two colours or two shapes): the same words bound to the other object, which no one-word swap asks.
+  double contrast_exchange = 0;
+  std::vector<std::vector<std::string>> exchange_groups;  // train_target_run fills the shapes grammar's (colours, shapes)
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
   std::string device = "cpu";  // "cpu" or "cuda": where the model, its EMA and the optimizer state live
