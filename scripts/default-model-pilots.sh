@@ -21,6 +21,11 @@
 #   contrast-strong  the same at ten times the weight (--caption-contrast 1)
 #   contrast-tops  the contrast on each object's top two rows of cells only, where generation commits to a shape
 #              (--caption-contrast 0.1 --contrast-on object-tops)
+# Two that continue the caption-contrast run's end (runs/target-contrast, step 3,000) on 8,000 more fresh scenes (seeds
+# 28,000..35,999) plus the emoji training split, the run's loss, peak LR 2e-4 after 50 warm-up steps, cosine over 800:
+#   more       the run's recipe as it is: whether it still gains
+#   exchange   half of each relation's foils exchange its two colours or two shapes (--contrast-exchange 0.5): the
+#              binding that relations fail on (the wrong object gets the colour), which no one-word swap asks
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -48,6 +53,11 @@ if [ "${1:-}" = data ]; then
   [ -f "$P/corpus-b.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --count 4000 --seed 24000 \
     --out "$P/corpus-b.safetensors" &
   wait
+  [ -f "$P/corpus-c.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --count 4000 --seed 28000 \
+    --out "$P/corpus-c.safetensors" &
+  [ -f "$P/corpus-d.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --emoji "$P/emoji" --count 4000 \
+    --seed 32000 --out "$P/corpus-d.safetensors" &
+  wait
   [ -f "$P/corpus-simple.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 8000 --seed 20000 \
     --backgrounds flat,gradient --out "$P/corpus-simple.safetensors"
   # The same 512 held-out scenes without the emoji: a shapes-only model has no emoji words to read them with.
@@ -62,7 +72,11 @@ fi
 args_of() {
   local continued=(--corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --init-from resources/training/target-ctx
                    --steps 800 --warmup 50)
+  local run_end=(--corpus "$P/corpus-c.safetensors" "$P/corpus-d.safetensors" --init-from runs/target-contrast --steps 800
+                 --warmup 50 --held-out "$P/held-out.safetensors" --caption-contrast 0.1 --contrast-on object-tops --lr 2e-4)
   case "$1" in
+    more) echo "${run_end[@]}" ;;
+    exchange) echo "${run_end[@]}" --contrast-exchange 0.5 ;;
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
     object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 --lr 3e-4 ;;
     reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 --lr 3e-4 ;;
@@ -76,7 +90,7 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
@@ -88,10 +102,12 @@ for pilot in "$@"; do
 done
 wait
 # The shipped model's verdicts on the same prompts, once (eval is deterministic for its seeds).
-[ -f "$P/shipped.csv" ] || $CLI eval --prompts "$PROMPTS" --csv "$P/shipped.csv" > "$P/shipped.txt"
+shipped=shipped
+[ "$PROMPTS" = 400 ] || shipped=shipped-$PROMPTS
+[ -f "$P/$shipped.csv" ] || $CLI eval --prompts "$PROMPTS" --csv "$P/$shipped.csv" > "$P/$shipped.txt"
 for pilot in "$@"; do
   $CLI train bundle --vq "$P/vq" --target "$P/$pilot" --out "$P/$pilot-bundle" --cfg 1.5 > /dev/null
   $CLI eval --bundle "$P/$pilot-bundle" --prompts "$PROMPTS" --csv "$P/$pilot.csv" > "$P/$pilot.txt"
-  $CLI compare "$P/shipped.csv" "$P/$pilot.csv" > "$P/$pilot-compare.txt" || [ $? -eq 2 ]  # 2: outside the tolerance
+  $CLI compare "$P/$shipped.csv" "$P/$pilot.csv" > "$P/$pilot-compare.txt" || [ $? -eq 2 ]  # 2: outside the tolerance
   echo "== $pilot"; cat "$P/$pilot-compare.txt"
 done
