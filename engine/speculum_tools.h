@@ -214,6 +214,7 @@ struct TokenizeRequest {
   int count = 20000;
   std::uint64_t seed = 0;                // first scene seed
   std::vector<std::string> backgrounds;  // keep only scenes on these modes (flat, gradient, noisy, striped); empty: all
+  std::vector<std::string> families;     // keep only scenes of these families (single, count, relation); empty: all
   int downscale = 1;                     // average-pool by 1, 2 or 4 before encoding
   std::string emoji;                     // optional emoji folder: all but every 16th ...
   bool emoji_held_out = false;           // ... or only every 16th

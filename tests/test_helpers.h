@@ -12,6 +12,7 @@ namespace speculum::test {
 
 inline std::string bundles_dir() { return SPECULUM_TEST_BUNDLES; }
 inline std::string shipped_bundle_dir() { return SPECULUM_SHIPPED_BUNDLE; }  // the studio's default model
+inline std::string shipped_vq_run() { return SPECULUM_SHIPPED_VQ_RUN; }  // the default model's tokenizer run
 
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;

@@ -21,6 +21,7 @@
 #include "train/spatial_heads_trainer.h"
 #include "train/target_trainer.h"
 #include "train/vq_trainer.h"
+#include "speculum_tools.h"
 
 using namespace speculum;
 
@@ -598,6 +599,29 @@ class TestTraining : public QObject {
     }
     // Both of the relation's exchanges (colours, shapes) are drawn, and the shapes-only one of the second caption.
     QCOMPARE(exchanged.size(), std::size_t(3));
+  }
+
+  void tokenize_keeps_only_the_asked_families_and_backgrounds() {
+    TokenizeRequest request;
+    request.vq_run = test::shipped_vq_run();
+    request.out = dir_.path().toStdString() + "/relations.safetensors";
+    request.count = 6;
+    request.seed = 100;
+    request.families = {"relation", "count"};
+    request.backgrounds = {"flat"};
+    tokenize_scenes(request);
+    const TokenizedCorpus corpus = TokenizedCorpus::load(request.out);
+    QCOMPARE(corpus.size(), std::int64_t(6));
+    // The first six scenes from seed 100 that are relations or counts on a flat background, in order.
+    const TextVocabulary vocabulary(corpus.vocabulary);
+    std::size_t row = 0;
+    for (std::uint64_t seed = 100; row < 6; ++seed) {
+      const data::Scene scene = data::sample_scene(seed);
+      if (scene.family == data::Family::Single || scene.mode != data::BackgroundMode::Flat) continue;
+      QCOMPARE(corpus.words[row++], vocabulary.encode(scene.caption()));
+    }
+    request.families = {"pair"};
+    EXPECT_ERROR(tokenize_scenes(request), "family 'pair': allowed single, count, relation");
   }
 
   void object_tops_are_each_objects_first_two_rows() {

@@ -39,6 +39,11 @@ void add_image_training_commands(CLI::App& train) {
                   "Keep only scenes on these background modes (seeds from --seed on, skipping the others; default all)")
       ->check(CLI::IsMember({"flat", "gradient", "noisy", "striped"}))
       ->delimiter(',');
+  tok->add_option("--families", t->families,
+                  "Keep only scenes of these families (seeds from --seed on, skipping the others; default all): a corpus "
+                  "that over-samples some, mixed with another")
+      ->check(CLI::IsMember({"single", "count", "relation"}))
+      ->delimiter(',');
   // MuLo-SD's low-resolution drafter learns the same scenes at half the grid (docs/methods.md).
   tok->add_option("--downscale", t->downscale, "Average-pool every image by this factor before encoding (2: an 8x8 grid)")
       ->check(CLI::IsMember({1, 2, 4}))

@@ -57,6 +57,8 @@ void tokenize_scenes(const TokenizeRequest& request, const ToolCallbacks& callba
   for (const std::string& b : request.backgrounds)
     if (b != "flat" && b != "gradient" && b != "noisy" && b != "striped")
       throw Error("background '" + b + "': allowed flat, gradient, noisy, striped");
+  for (const std::string& f : request.families)
+    if (f != "single" && f != "count" && f != "relation") throw Error("family '" + f + "': allowed single, count, relation");
   const VqConfig config = tools::read_vq_run(request.vq_run);
   const VqModel vq = VqModel::load(config, request.vq_run + "/vq.safetensors", at::kCPU);
   // Word ids: the shapes grammar first, then every new word of the emoji names, in order of appearance.
@@ -77,12 +79,15 @@ void tokenize_scenes(const TokenizeRequest& request, const ToolCallbacks& callba
     const at::Tensor scaled = downscale == 1 ? images : at::avg_pool2d(images, {downscale, downscale});
     return vq.encode(scaled).reshape({images.size(0), -1});
   };
-  // The scenes' seeds: consecutive from `seed`, less those on a background mode not asked for.
-  const auto& keep = request.backgrounds;
+  // The scenes' seeds: consecutive from `seed`, less those on a background mode or of a family not asked for.
+  const auto kept = [](const std::vector<std::string>& keep, const std::string& name) {
+    return keep.empty() || std::find(keep.begin(), keep.end(), name) != keep.end();
+  };
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t seed = request.seed; static_cast<int>(seeds.size()) < request.count; ++seed) {
-    const std::string mode = data::mode_name(data::sample_scene(seed).mode);
-    if (keep.empty() || std::find(keep.begin(), keep.end(), mode) != keep.end()) seeds.push_back(seed);
+    const data::Scene scene = data::sample_scene(seed);
+    if (kept(request.backgrounds, data::mode_name(scene.mode)) && kept(request.families, data::family_name(scene.family)))
+      seeds.push_back(seed);
   }
   for (int i = 0; i < request.count; i += 64) {
     const std::vector<std::uint64_t> chunk(seeds.begin() + i, seeds.begin() + std::min(i + 64, request.count));

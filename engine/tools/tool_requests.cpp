@@ -82,6 +82,7 @@ std::string TokenizeRequest::to_string() const {
   std::ostringstream s;
   s << "vq=" << vq_run << " out=" << out << " count=" << count << " seed=" << seed << " downscale=" << downscale;
   if (!backgrounds.empty()) s << " backgrounds=" << joined(backgrounds);
+  if (!families.empty()) s << " families=" << joined(families);
   if (!emoji.empty()) s << " emoji=" << emoji << (emoji_held_out ? " (held out)" : "");
   return s.str();
 }
