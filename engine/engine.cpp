@@ -554,8 +554,7 @@ double Engine::measure_caption_cost(const std::string& prompt, int repeats) cons
     impl_->t5->encode(prompt);
     if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-  return ms[ms.size() / 2];
+  return median(ms);
 }
 
 GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& cb, const std::atomic<bool>* cancel) {
