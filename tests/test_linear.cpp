@@ -134,6 +134,45 @@ class TestLinear : public QObject {
     }
   }
 
+  // One query's probabilities times the cached values, over f32 and f16 caches (rows of a head's width, and widths
+  // that end on a partial vector), against float64 over the values as stored.
+  void attention_values_match_float64_at_every_level() {
+    at::manual_seed(6);
+    for (const std::int64_t hd : {48, 64, 20, 72})
+      for (const std::int64_t count : {1, 9, 150})
+        for (const WeightFormat format : {WeightFormat::F32, WeightFormat::F16}) {
+          const at::Tensor weights = at::softmax(at::randn({count}) * 4, 0);
+          const at::Tensor rows = at::randn({count, hd}).to(format == WeightFormat::F16 ? at::kHalf : at::kFloat);
+          const at::Tensor expected = at::matmul(weights.to(at::kDouble), rows.to(at::kDouble));
+          for (const KernelLevel level : supported_kernel_levels()) {
+            at::Tensor out = at::empty({hd});
+            weighted_row_sum_at(level, weights.data_ptr<float>(), WeightView{format, rows.data_ptr(), nullptr, count, hd}, out.data_ptr<float>());
+            const std::string what = std::string(kernel_level_name(level)) + " " + weight_format_name(format) + ", " +
+                                     std::to_string(count) + " rows of " + std::to_string(hd);
+            QVERIFY2(max_error(out.to(at::kDouble), expected) < 1e-6, what.c_str());
+          }
+        }
+    const at::Tensor q8 = at::zeros({2, 32}, at::kChar);
+    float out[32];
+    const float weights[2] = {0.5f, 0.5f};
+    QVERIFY_THROWS_EXCEPTION(Error, weighted_row_sum(weights, WeightView{WeightFormat::Q8, q8.data_ptr(), nullptr, 2, 32}, out));
+  }
+
+  // A cache slot written by the decode step holds what LibTorch's conversion writes: ties to even, subnormals, ±∞,
+  // overflow to ∞; the values in place become the rounded ones.
+  void floats_round_to_half_as_libtorch_rounds_them() {
+    at::manual_seed(7);
+    const at::Tensor x = at::cat({at::randn({997}) * 3, at::randn({64}) * 1e-6, at::randn({8}) * 1e5,
+                                  at::tensor({1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65520.0f, 65519.0f, INFINITY, -INFINITY, 0.0f, -0.0f})});
+    const at::Tensor expected = x.to(at::kHalf);
+    for (const KernelLevel level : supported_kernel_levels()) {
+      at::Tensor values = x.clone(), bits = at::empty({x.numel()}, at::kHalf);
+      round_to_f16_at(level, values.data_ptr<float>(), x.numel(), static_cast<std::uint16_t*>(bits.data_ptr()));
+      QVERIFY2(at::equal(bits.view(at::kShort), expected.view(at::kShort)), kernel_level_name(level));
+      QVERIFY2(at::equal(values, expected.to(at::kFloat)), kernel_level_name(level));
+    }
+  }
+
   void the_feed_forward_gate_matches_float64_at_every_level() {
     at::manual_seed(5);
     for (const std::int64_t count : {1, 13, 64, 517}) {

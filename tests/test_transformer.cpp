@@ -27,7 +27,9 @@ GptConfig contextual_text_config() {
   return c;
 }
 
-Transformer make_model(const GptConfig& c) { return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU); }
+Transformer make_model(const GptConfig& c, WeightFormat format = WeightFormat::F32) {
+  return Transformer(c, random_weights(gpt_tensor_specs(c), 42), at::kCPU, format);
+}
 Transformer make_model(ConditionKind kind = ConditionKind::Class) { return make_model(small_gpt_config(kind)); }
 
 // Logits for the second image token after the caption `words` and a first token 3 (conditional row). (The
@@ -145,13 +147,16 @@ class TestTransformer : public QObject {
   void one_pass_step_equals_libtorch_layer_data() {
     QTest::addColumn<bool>("cached");
     QTest::addColumn<int>("format");
-    QTest::newRow("over a cache") << true << int(WeightFormat::F32);
-    QTest::newRow("over a cache, q8") << true << int(WeightFormat::Q8);
-    QTest::newRow("without a cache") << false << int(WeightFormat::F32);
+    QTest::addColumn<bool>("half_cache");
+    QTest::newRow("over a cache") << true << int(WeightFormat::F32) << false;
+    QTest::newRow("over a cache, q8") << true << int(WeightFormat::Q8) << false;
+    QTest::newRow("over an f16 cache, f16") << true << int(WeightFormat::F16) << true;
+    QTest::newRow("without a cache") << false << int(WeightFormat::F32) << false;
   }
   void one_pass_step_equals_libtorch_layer() {
     QFETCH(bool, cached);
     QFETCH(int, format);
+    QFETCH(bool, half_cache);
     const GptConfig c = small_gpt_config();
     const int rows = 2, heads = c.n_head, hd = c.head_dim(), earlier = cached ? 5 : 0, keys = earlier + 1;
     const DecoderLayer layer =
@@ -161,7 +166,7 @@ class TestTransformer : public QObject {
     const at::Tensor rope = rope_table_2d(c.grid_rows, c.grid_cols, hd, c.rope_base, 1).narrow(0, 4, 1);
     at::Tensor bias = at::zeros({1, keys});
     if (cached) bias[0][1] = kMaskedOut;  // a padded slot
-    const auto options = at::TensorOptions().dtype(at::kFloat);
+    const auto options = at::TensorOptions().dtype(half_cache ? at::kHalf : at::kFloat);
     KVCache one_pass(c.n_layer, rows, heads, hd, 12, options), operators(c.n_layer, rows, heads, hd, 12, options);
     if (cached) {
       const at::Tensor k = at::randn({rows, heads, earlier, hd}), v = at::randn({rows, heads, earlier, hd});
@@ -186,8 +191,16 @@ class TestTransformer : public QObject {
     }
   }
 
+  // Over float32 caches and the float16 caches of a 16-bit model: index_select and copy move half slots alike.
+  void tree_mask_then_compact_equals_direct_decoding_data() {
+    QTest::addColumn<int>("format");
+    QTest::newRow("f32") << int(WeightFormat::F32);
+    QTest::newRow("f16, f16 cache") << int(WeightFormat::F16);
+  }
   void tree_mask_then_compact_equals_direct_decoding() {
-    const Transformer m = make_model();
+    QFETCH(int, format);
+    const Transformer m = make_model(small_gpt_config(), WeightFormat(format));
+    QCOMPARE(m.make_cache(1, 0).half_precision(), WeightFormat(format) != WeightFormat::F32);
     const int cls = m.config().cls_token_num;
     const std::int64_t x0 = 4, y0 = 9, x1 = 17, z = 23, w = 30;
 

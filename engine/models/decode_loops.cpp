@@ -53,15 +53,15 @@ void attend_one_query_raw(const OneQueryAttention& a, float* out) {
     const std::int64_t first = pairs * part / parts, last = pairs * (part + 1) / parts;
     thread_local std::vector<float> p;
     p.resize(static_cast<std::size_t>(keys));
+    const std::int64_t element_bytes = a.cache_format == WeightFormat::F16 ? 2 : 4;
     for (std::int64_t pair = first; pair < last; ++pair) {
-      const std::int64_t r = pair / a.heads, h = pair % a.heads;
-      const float* k = a.cached_keys + r * a.row_stride + h * a.head_stride;
-      const float* v = a.cached_values + r * a.row_stride + h * a.head_stride;
-      // q · kᵀ is a product with the keys as a weight matrix [keys, hd]: the vectorised streaming kernel.
-      stream_linear(a.queries + r * a.query_stride + h * hd, 1, WeightView{WeightFormat::F32, k, nullptr, keys, hd},
-                    nullptr, p.data(), 0, keys);
+      const std::int64_t r = pair / a.heads, h = pair % a.heads, offset = (r * a.row_stride + h * a.head_stride) * element_bytes;
+      // The keys [keys, hd] are a weight matrix to q (the streaming kernel's product), the values the rows p weighs.
+      const WeightView k{a.cache_format, static_cast<const char*>(a.cached_keys) + offset, nullptr, keys, hd};
+      const WeightView v{a.cache_format, static_cast<const char*>(a.cached_values) + offset, nullptr, keys, hd};
+      stream_linear(a.queries + r * a.query_stride + h * hd, 1, k, nullptr, p.data(), 0, keys);
       softmax_scores(p.data(), a.bias, a.scale, keys);
-      weighted_row_sum(p.data(), v, keys, hd, out + pair * hd);  // out [rows, heads, hd]
+      weighted_row_sum(p.data(), v, out + pair * hd);  // out [rows, heads, hd]
     }
   });
 }

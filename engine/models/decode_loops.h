@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "models/model_config.h"
+
 namespace speculum {
 
 // Whether these loops may take the tensors: float32 on the CPU, no gradient wanted.
@@ -27,8 +29,11 @@ struct OneQueryAttention {
   int rows = 0, heads = 0, hd = 0, keys = 0;
   const float* queries = nullptr;  // row r's query of head h at queries + r · query_stride + h · hd
   std::int64_t query_stride = 0;
-  const float* cached_keys = nullptr;  // slot s of (r, h) at cached_keys + r · row_stride + h · head_stride + s · hd
-  const float* cached_values = nullptr;
+  // Slot s of (r, h) at element r · row_stride + h · head_stride + s · hd of cached_keys (and cached_values), whose
+  // elements are cache_format's: F32 or F16.
+  const void* cached_keys = nullptr;
+  const void* cached_values = nullptr;
+  WeightFormat cache_format = WeightFormat::F32;
   std::int64_t row_stride = 0, head_stride = 0;
   const float* bias = nullptr;  // [keys], added to the scaled scores
   float scale = 1.0f;

@@ -37,7 +37,14 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
   stream_product(layer_input, rows, L.wqkv, nullptr, qkv.data());
   rope_raw(qkv.data(), rows, 1, 3 * dim, 2 * heads, hd, table.data_ptr<float>());  // q and k turn together
 
-  // The new keys and values go to their slot: the cache's, or a buffer holding only this token.
+  // The new keys and values go to their slot: the cache's, or a buffer holding only this token. A cache that keeps
+  // float16 copies gets the values rounded to float16 in both (attention reads the copies: half the bytes).
+  const bool half = cache && cache->half_precision();
+  std::vector<std::uint16_t> half_bits;
+  if (half) {
+    half_bits.resize(rows * 2 * dim);
+    for (std::int64_t r = 0; r < rows; ++r) round_to_f16(qkv.data() + r * 3 * dim + dim, 2 * dim, half_bits.data() + r * 2 * dim);
+  }
   std::vector<float> own_keys, own_values;
   float* key_store;
   float* value_store;
@@ -61,6 +68,11 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
       const std::int64_t slot = r * row_stride + h * head_stride + begin * hd;
       std::copy_n(token + dim, hd, key_store + slot);
       std::copy_n(token + 2 * dim, hd, value_store + slot);
+      if (half) {
+        const std::uint16_t* bits = half_bits.data() + r * 2 * dim + h * hd;
+        std::copy_n(bits, hd, cache->half_key_data(cache_layer) + slot);
+        std::copy_n(bits + dim, hd, cache->half_value_data(cache_layer) + slot);
+      }
     }
 
   OneQueryAttention a;
@@ -70,8 +82,9 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
   a.keys = begin + 1;
   a.queries = qkv.data();
   a.query_stride = 3 * dim;
-  a.cached_keys = key_store;
-  a.cached_values = value_store;
+  a.cached_keys = half ? static_cast<const void*>(cache->half_key_data(cache_layer)) : key_store;
+  a.cached_values = half ? static_cast<const void*>(cache->half_value_data(cache_layer)) : value_store;
+  a.cache_format = half ? WeightFormat::F16 : WeightFormat::F32;
   a.row_stride = row_stride;
   a.head_stride = head_stride;
   a.bias = visible.data_ptr<float>();

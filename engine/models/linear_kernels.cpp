@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/util/Half.h>
+
 #include "error.h"
 
 namespace speculum {
@@ -19,12 +21,13 @@ void convert_weight_rows_avx2(const WeightView& w, std::int64_t first, std::int6
 void stream_linear_avx512(const float* x, const QuantizedRows& xq, int rows, const WeightView& w, const float* bias,
                           float* y, std::int64_t first, std::int64_t last);
 void convert_weight_rows_avx512(const WeightView& w, std::int64_t first, std::int64_t last, float* out);
-void weighted_rows_avx2(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
-void weighted_rows_avx512(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
+void weighted_rows_avx2(const float* weights, const WeightView& rows, float* out);
+void weighted_rows_avx512(const float* weights, const WeightView& rows, float* out);
 void softmax_scores_avx2(float* scores, const float* bias, float scale, std::int64_t count);
 void softmax_scores_avx512(float* scores, const float* bias, float scale, std::int64_t count);
 void silu_gate_avx2(float* gate, const float* up, std::int64_t count);
 void silu_gate_avx512(float* gate, const float* up, std::int64_t count);
+void round_to_f16_f16c(float* values, std::int64_t count, std::uint16_t* bits);
 
 namespace {
 
@@ -157,23 +160,35 @@ void convert_weight_rows(const WeightView& w, std::int64_t first, std::int64_t l
   convert_weight_rows_at(kernel_level(), w, first, last, out);
 }
 
-void weighted_row_sum_at(KernelLevel level, const float* weights, const float* rows, std::int64_t count, std::int64_t hd,
-                         float* out) {
+void weighted_row_sum_at(KernelLevel level, const float* weights, const WeightView& rows, float* out) {
+  if (rows.format != WeightFormat::F32 && rows.format != WeightFormat::F16)
+    throw Error("weighted_row_sum: rows in " + weight_format_name(rows.format) + "; f32 or f16 expected");
   switch (level) {
-    case KernelLevel::Avx512: return weighted_rows_avx512(weights, rows, count, hd, out);
-    case KernelLevel::Avx2: return weighted_rows_avx2(weights, rows, count, hd, out);
+    case KernelLevel::Avx512: return weighted_rows_avx512(weights, rows, out);
+    case KernelLevel::Avx2: return weighted_rows_avx2(weights, rows, out);
     case KernelLevel::Portable:
-      for (std::int64_t d = 0; d < hd; ++d) {
+      for (std::int64_t d = 0; d < rows.in; ++d) {
         float sum = 0.0f;
-        for (std::int64_t s = 0; s < count; ++s) sum = std::fma(weights[s], rows[s * hd + d], sum);
+        for (std::int64_t s = 0; s < rows.out; ++s) sum = std::fma(weights[s], weight_at(rows, s, d), sum);
         out[d] = sum;
       }
   }
 }
 
-void weighted_row_sum(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
-  weighted_row_sum_at(kernel_level(), weights, rows, count, hd, out);
+void weighted_row_sum(const float* weights, const WeightView& rows, float* out) {
+  weighted_row_sum_at(kernel_level(), weights, rows, out);
 }
+
+void round_to_f16_at(KernelLevel level, float* values, std::int64_t count, std::uint16_t* bits) {
+  if (level != KernelLevel::Portable) return round_to_f16_f16c(values, count, bits);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const c10::Half half(values[i]);
+    bits[i] = half.x;
+    values[i] = static_cast<float>(half);
+  }
+}
+
+void round_to_f16(float* values, std::int64_t count, std::uint16_t* bits) { round_to_f16_at(kernel_level(), values, count, bits); }
 
 void softmax_scores_at(KernelLevel level, float* scores, const float* bias, float scale, std::int64_t count) {
   switch (level) {

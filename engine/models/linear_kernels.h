@@ -63,11 +63,17 @@ void stream_linear_at(KernelLevel level, const float* x, const QuantizedRows& xq
                       const float* bias, float* y, std::int64_t first, std::int64_t last);
 void convert_weight_rows_at(KernelLevel level, const WeightView& w, std::int64_t first, std::int64_t last, float* out);
 
-// out [hd] = Σ_s weights[s] · rows[s] for rows [count, hd] row-major (one query's attention: its probabilities times the
-// cached values), at kernel_level(); at a given level for tests.
-void weighted_row_sum(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out);
-void weighted_row_sum_at(KernelLevel level, const float* weights, const float* rows, std::int64_t count, std::int64_t hd,
-                         float* out);
+// out [hd] = Σ_s weights[s] · rows[s] for rows [count, hd] row-major, a WeightView in F32 or F16 with out = count and
+// in = hd (one query's attention: its probabilities times the cached values), at kernel_level(); at a given level for
+// tests. Other formats throw an Error.
+void weighted_row_sum(const float* weights, const WeightView& rows, float* out);
+void weighted_row_sum_at(KernelLevel level, const float* weights, const WeightView& rows, float* out);
+
+// values [count] rounded to IEEE half in place, their half bits into `bits`: to nearest with ties to even, as LibTorch's
+// own conversion rounds (so a cache slot written here holds what a tensor copy would write), at kernel_level(); at a
+// given level for tests.
+void round_to_f16(float* values, std::int64_t count, std::uint16_t* bits);
+void round_to_f16_at(KernelLevel level, float* values, std::int64_t count, std::uint16_t* bits);
 
 // scores [count] ← softmax(scores · scale + bias [count]) in place (one query's attention weights; a bias of -∞ masks a
 // slot), at kernel_level(); at a given level for tests. The vector levels use their own e^x (within two ulps of

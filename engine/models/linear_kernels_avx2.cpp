@@ -114,14 +114,26 @@ void stream_linear_avx2(const float* x, const QuantizedRows& xq, int rows, const
   run<Avx2>(x, xq, rows, w, bias, y, first, last);
 }
 
-void weighted_rows_avx2(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
-  weighted_rows<Avx2>(weights, rows, count, hd, out);
-}
+void weighted_rows_avx2(const float* weights, const WeightView& rows, float* out) { weighted_rows<Avx2>(weights, rows, out); }
 
 void softmax_scores_avx2(float* scores, const float* bias, float scale, std::int64_t count) {
   softmax_scores<Avx2>(scores, bias, scale, count);
 }
 
 void silu_gate_avx2(float* gate, const float* up, std::int64_t count) { silu_gate<Avx2>(gate, up, count); }
+
+// F16C's conversion rounds to nearest, ties to even, as c10::Half's does; AVX-512 machines take it too.
+void round_to_f16_f16c(float* values, std::int64_t count, std::uint16_t* bits) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(values + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bits + i), half);
+    _mm256_storeu_ps(values + i, _mm256_cvtph_ps(half));
+  }
+  for (; i < count; ++i) {
+    bits[i] = _cvtss_sh(values[i], _MM_FROUND_TO_NEAREST_INT);
+    values[i] = _cvtsh_ss(bits[i]);
+  }
+}
 
 }  // namespace speculum

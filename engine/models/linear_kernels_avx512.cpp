@@ -132,9 +132,7 @@ void stream_linear_avx512(const float* x, const QuantizedRows& xq, int rows, con
   run<Avx512>(x, xq, rows, w, bias, y, first, last);
 }
 
-void weighted_rows_avx512(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
-  weighted_rows<Avx512>(weights, rows, count, hd, out);
-}
+void weighted_rows_avx512(const float* weights, const WeightView& rows, float* out) { weighted_rows<Avx512>(weights, rows, out); }
 
 void softmax_scores_avx512(float* scores, const float* bias, float scale, std::int64_t count) {
   softmax_scores<Avx512>(scores, bias, scale, count);

@@ -173,13 +173,14 @@ void convert_rows(const WeightView& w, std::int64_t first, std::int64_t last, fl
     }
 }
 
-// out [hd] = Σ_s weights[s] · rows[s] for rows [count, hd]: up to four vectors of out stay in registers while every
-// row streams past once; a row length that is not a multiple of the width ends on a zero-padded vector. Each
-// element's sum runs over s in order, as the portable loop's does.
-template <class Isa>
-void weighted_rows(const float* weights, const float* rows, std::int64_t count, std::int64_t hd, float* out) {
+// out [hd] = Σ_s weights[s] · rows[s] for rows [count, hd] (a WeightView of count × hd in F32 or F16): up to four
+// vectors of out stay in registers while every row streams past once; a row length that is not a multiple of the
+// width ends on a zero-padded vector. Each element's sum runs over s in order, as the portable loop's does.
+template <class Isa, WeightFormat F>
+void weighted_rows(const float* weights, const WeightView& rows, float* out) {
   using Vec = typename Isa::Vec;
   constexpr int width = Isa::kWidth;
+  const std::int64_t count = rows.out, hd = rows.in;
   for (std::int64_t d = 0; d < hd;) {
     const std::int64_t left = hd - d;
     const int vectors = static_cast<int>(std::min<std::int64_t>(4, (left + width - 1) / width));
@@ -187,9 +188,10 @@ void weighted_rows(const float* weights, const float* rows, std::int64_t count, 
     Vec acc[4] = {Isa::zero(), Isa::zero(), Isa::zero(), Isa::zero()};
     for (std::int64_t s = 0; s < count; ++s) {
       const Vec weight = Isa::broadcast(weights[s]);
-      const float* row = rows + s * hd + d;
       for (int v = 0; v < vectors; ++v) {
-        const Vec values = padded && v == vectors - 1 ? load_x_part<Isa>(row + v * width, left - v * width) : Isa::load_x(row + v * width);
+        const void* row = weights_at<F>(rows, s, d + v * width);
+        const Vec values = padded && v == vectors - 1 ? load_weights_part<Isa, F>(row, left - v * width)
+                                                      : Isa::template load_weights<F>(row);
         acc[v] = Isa::fmadd(weight, values, acc[v]);
       }
     }
@@ -204,6 +206,12 @@ void weighted_rows(const float* weights, const float* rows, std::int64_t count, 
     }
     d += std::min<std::int64_t>(left, std::int64_t{vectors} * width);
   }
+}
+
+template <class Isa>
+void weighted_rows(const float* weights, const WeightView& rows, float* out) {
+  if (rows.format == WeightFormat::F16) return weighted_rows<Isa, WeightFormat::F16>(weights, rows, out);
+  weighted_rows<Isa, WeightFormat::F32>(weights, rows, out);
 }
 
 // e^x for x ≤ 0 (Cephes' expf: x = n·ln 2 + r with |r| ≤ ln 2 / 2, a degree-7 polynomial in r, times 2^n): within

@@ -16,7 +16,10 @@ const at::Tensor& weight(const TensorMap& weights, const std::string& name) { re
 }  // namespace
 
 Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device, WeightFormat format)
-    : config_(std::move(config)), weights_(std::move(weights)), device_(device) {
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      device_(device),
+      cache_dtype_(format == WeightFormat::F32 ? at::kFloat : at::kHalf) {
   validate_config(config_);
   for (auto& [name, t] : weights_) t = t.to(device_);
   for (int i = 0; i < config_.n_layer; ++i) {
@@ -34,7 +37,7 @@ Transformer::Transformer(GptConfig config, TensorMap weights, at::Device device,
 
 KVCache Transformer::make_cache(int rows, int extra_slots) const {
   return KVCache(config_.n_layer, rows, config_.n_head, config_.head_dim(), config_.max_positions() + extra_slots,
-                 at::TensorOptions().dtype(at::kFloat).device(device_));
+                 at::TensorOptions().dtype(cache_dtype_).device(device_));
 }
 
 ForwardOutput Transformer::forward(const ForwardInput& in, KVCache& cache) const {

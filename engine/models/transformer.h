@@ -41,7 +41,7 @@ struct ConditionPrefix {
 class Transformer {
  public:
   // The decoder layers' matrices and the output head run in `format`; in any other format than F32 the
-  // float32 originals of those matrices are dropped from weights().
+  // float32 originals of those matrices are dropped from weights() and make_cache's caches store float16.
   Transformer(GptConfig config, TensorMap weights, at::Device device, WeightFormat format = WeightFormat::F32);
 
   const GptConfig& config() const { return config_; }
@@ -117,6 +117,7 @@ class Transformer {
   GptConfig config_;
   TensorMap weights_;
   at::Device device_;
+  at::ScalarType cache_dtype_;
   std::vector<DecoderLayer> layers_;
   LinearWeight output_;
   at::Tensor rope_table_;
