@@ -15,7 +15,7 @@ for threads in 1 2; do
   for r in $(seq "$rounds"); do
     for which in old new; do
       cli=${!which}
-      one=$($cli bench --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $2}')
+      one=$($cli bench --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $4}')  # ms / token: 3 decimals
       image=$($cli bench --methods ar --seeds 4 --warmup 1 --threads $threads 2>/dev/null |
         awk -F'|' '$2 ~ /`ar`/ {split($8, ms, " "); print ms[1]}')  # the Markdown row's ms / image (median)
       echo "$which $threads $one $image"
