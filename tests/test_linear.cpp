@@ -1,6 +1,8 @@
 // The decode step's matrix product (models/linear.h): every format and shape against LibTorch's own product in
 // float64, the portable loops against each instruction set's kernels, the cap on them, weight conversion for many-row products, results independent of the thread count, the 8-bit
-// quantisation's error bound, training's gradients, and a whole model in each format against float32.
+// quantisation's error bound, training's gradients, and a whole model in each format against float32; attention's
+// softmax and weighted sums (over f32 and f16 cached values), the feed-forward gate and the rounding of cached keys
+// and values to f16.
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
