@@ -6,6 +6,8 @@
 # (3,000 steps on 20,000 scenes). Two drafters train at once, one thread each.
 #   bash scripts/self-sample-study.sh SCENES_CORPUS HELD_OUT [STEPS]
 # e.g. the issue-29 pilot data: runs/p29/corpus-a.safetensors runs/p29/held-out.safetensors (the shipped tokenizer's).
+# BUNDLE (default: the shipped bundle) names the target; give a copy of it for a run that may outlive a switch of the
+# shipped bundle, since an interrupted run resumes its drafters on BUNDLE's target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenes=${1:?usage: self-sample-study.sh SCENES_CORPUS HELD_OUT [STEPS]}
@@ -13,7 +15,7 @@ held_out=${2:?usage: self-sample-study.sh SCENES_CORPUS HELD_OUT [STEPS]}
 steps=${3:-600}
 CLI=${CLI:-build/bin/speculum-cli}
 RUNS=${RUNS:-runs/self-sample-study}
-default=resources/models/default
+default=${BUNDLE:-resources/models/default}
 export OMP_WAIT_POLICY=PASSIVE SPECULUM_DRAFT_SIZES=none
 mkdir -p "$RUNS"
 
