@@ -40,6 +40,8 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
   // The new keys and values go to their slot: the cache's, or a buffer holding only this token. A cache that keeps
   // float16 copies gets the values rounded to float16 in both (attention reads the copies: half the bytes).
   const bool half = cache && cache->half_precision();
+  std::uint16_t* half_keys = half ? cache->half_key_data(cache_layer) : nullptr;
+  std::uint16_t* half_values = half ? cache->half_value_data(cache_layer) : nullptr;
   std::vector<std::uint16_t> half_bits;
   if (half) {
     half_bits.resize(rows * 2 * dim);
@@ -70,8 +72,8 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
       std::copy_n(token + 2 * dim, hd, value_store + slot);
       if (half) {
         const std::uint16_t* bits = half_bits.data() + r * 2 * dim + h * hd;
-        std::copy_n(bits, hd, cache->half_key_data(cache_layer) + slot);
-        std::copy_n(bits + dim, hd, cache->half_value_data(cache_layer) + slot);
+        std::copy_n(bits, hd, half_keys + slot);
+        std::copy_n(bits + dim, hd, half_values + slot);
       }
     }
 
@@ -82,8 +84,8 @@ at::Tensor decoder_layer_step(const at::Tensor& x, const DecoderLayer& L, int he
   a.keys = begin + 1;
   a.queries = qkv.data();
   a.query_stride = 3 * dim;
-  a.cached_keys = half ? static_cast<const void*>(cache->half_key_data(cache_layer)) : key_store;
-  a.cached_values = half ? static_cast<const void*>(cache->half_value_data(cache_layer)) : value_store;
+  a.cached_keys = half ? static_cast<const void*>(half_keys) : key_store;
+  a.cached_values = half ? static_cast<const void*>(half_values) : value_store;
   a.cache_format = half ? WeightFormat::F16 : WeightFormat::F32;
   a.row_stride = row_stride;
   a.head_stride = head_stride;
