@@ -17,9 +17,9 @@ $CLI bench --forward-cost --threads "$THREADS" | tee "$OUT/forward-cost.txt"  # 
 $CLI bench --methods ar,eagle,lantern,lisa,sjd,ssd,mulo --seeds "$SEEDS" --threads "$THREADS" --csv "$OUT/bench.csv" | tee "$OUT/bench.txt"
 # The variants table (16 seeds each).
 $CLI bench --methods eagle,lantern,lisa,sjd --seeds 16 --threads "$THREADS" --opt eagle.depth=5 --opt eagle.top_k=8 \
-  --opt eagle.total_tokens=40 --opt lantern.lambda=2 --opt lantern.static_tree=1 --opt lisa.lisa_drafter=0 \
+  --opt eagle.total_tokens=40 --opt lantern.lambda=2 --opt lantern.static_tree=1 --opt lisa.lisa_drafter=0 --opt lisa.soft=1 \
   --opt sjd.window=4 | tee "$OUT/ablation-1.txt"
-$CLI bench --methods lisa,lantern --seeds 16 --threads "$THREADS" --opt lisa.soft=0 --opt lantern.delta=0.3 | tee "$OUT/ablation-2.txt"
+$CLI bench --methods lisa,lantern --seeds 16 --threads "$THREADS" --opt lisa.soft=1 --opt lantern.delta=0.3 | tee "$OUT/ablation-2.txt"
 $CLI bench --methods lisa --seeds 16 --threads "$THREADS" --opt lisa.depth=10 --opt lisa.top_k=1 --opt lisa.total_tokens=10 |
   tee "$OUT/ablation-3.txt"
 # SSD's rounds and rows per block (docs/methods.md), 16 seeds each against ar in its own run.

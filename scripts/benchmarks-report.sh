@@ -26,15 +26,15 @@ if [ "${1:-}" = "--measure" ]; then
   mkdir -p "$RESULTS"
   $CLI bench --methods ar,sjd,eagle,lisa,lantern,ssd,mulo --prompts "builtin:$PROMPTS" --seeds 1 --threads "$THREADS" \
     --json "$RESULTS/methods.json" >/dev/null
-  sweep() {  # NAME METHOD PARAM=VALUES
-    $CLI sweep --method "$2" --param "$3" --prompts "builtin:$SWEEP_PROMPTS" --seeds 1 --threads "$THREADS" \
+  sweep() {  # NAME METHOD PARAM=VALUES [--opt NAME=VALUE...]
+    $CLI sweep --method "$2" --param "$3" "${@:4}" --prompts "builtin:$SWEEP_PROMPTS" --seeds 1 --threads "$THREADS" \
       --json "$RESULTS/$1.json" --grid "$RESULTS/$1-grid.png" >/dev/null
   }
   sweep sweep-sjd-window sjd window=8,16,32
-  sweep sweep-lisa-budget lisa budget=0,1,2,4
-  sweep sweep-lantern-delta lantern delta=0.05,0.1,0.2
-  sweep sweep-ssd-rounds ssd rounds=0,1,2,4
-  sweep sweep-mulo-tau mulo tau=0,0.01,0.05
+  sweep sweep-lisa-budget lisa budget=0,1,2,4 --opt soft=1  # budget 0: exact, the default (soft off)
+  sweep sweep-lantern-delta lantern delta=0,0.05,0.1,0.2
+  sweep sweep-ssd-rounds ssd rounds=0,2,4,8,16
+  sweep sweep-mulo-tau mulo tau=0,0.01,0.5,0.7,0.9
 fi
 
 tmp=$(mktemp -d)

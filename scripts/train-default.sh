@@ -45,9 +45,9 @@ target "${grown[@]}" --steps "$TARGET_GROWN_STEPS"
 # is also scored under its caption with one shape, count, side or size word swapped, on the first two rows of cells
 # of each object, and the model learns to prefer its own caption there — continued from stage 3 on 8,000 fresh
 # scenes plus the emoji split. Its 800-step pilot raised single-object accuracy from 22.3 to 29.2 % (2,000 prompts).
-# The run took 3,000 steps (38.1 % single object; more did not gain). Until its dependants are retrained the shipped
-# bundle's target is stage 3's (TARGET_CONTRAST_STEPS=0, the default, skips the stage; 3000 runs it).
-TARGET_CONTRAST_STEPS=${TARGET_CONTRAST_STEPS:-0}
+# The run took 3,000 steps (38.1 % single object; more did not gain): the shipped bundle's target. TARGET_CONTRAST_STEPS=0
+# skips the stage and bundles stage 3's target instead (the bundle shipped before issue 29).
+TARGET_CONTRAST_STEPS=${TARGET_CONTRAST_STEPS:-3000}
 final_target="$RUNS/target-ctx"
 if [ "$TARGET_CONTRAST_STEPS" -gt 0 ]; then
   [ -f "$RUNS/corpus-fresh-a.safetensors" ] || $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --count 4000 \
@@ -64,7 +64,7 @@ fi
 $CLI train bundle --vq "$RUNS/vq" --target "$final_target" --out resources/models/default --cfg 1.5
 # Drafters for eagle / lantern (the EAGLE objective) and lisa (Locality-Informed Distillation), trained on
 # the frozen target just bundled and installed into it, then LISA's soft-verification bounds
-# (docs/methods.md). The shipped drafters ran both at once with one thread each (70 and 80 min here).
+# (docs/methods.md). The shipped drafters ran both at once with one thread each (about an hour each here).
 DRAFTER_STEPS=${DRAFTER_STEPS:-3000}
 for objective in eagle lisa; do
   $CLI train drafter --bundle resources/models/default --objective $objective --corpus "$RUNS/corpus.safetensors" \

@@ -339,6 +339,8 @@ class TestSpeculative : public QObject {
       p.prompt = "a red circle above a blue square";
       p.seed = 4;
       p.method = method;
+      // At its default τ (0.9, and even at 0.09) MuLo-SD rejects every draft of the tiny random bundle.
+      if (method == "mulo") p.method_options["tau"] = 0.01;
       std::vector<Event> events;
       Callbacks cb;
       cb.event = [&](const Event& e) { events.push_back(e); };
@@ -494,6 +496,7 @@ class TestSpeculative : public QObject {
     GenerateParams p;
     p.prompt = "two green stars";
     p.method = "lisa";
+    p.method_options["soft"] = 1;  // off by default
     int soft = 0, strict = 0;
     for (std::uint64_t seed = 0; seed < 4; ++seed) {
       p.seed = seed;
@@ -648,6 +651,7 @@ class TestSpeculative : public QObject {
     p.method = "eagle";
     EXPECT_ERROR(engine->generate(p), "method 'eagle' needs the 'eagle' drafter, and bundle '" + dir + "' has none");
     p.method = "lisa";
+    p.method_options["soft"] = 1;
     EXPECT_ERROR(engine->generate(p), "method 'lisa' needs soft-verification bounds");
     p.method_options["soft"] = 0;
     EXPECT_ERROR(engine->generate(p), "needs the 'lisa' drafter");

@@ -441,9 +441,12 @@ void add_sweep_command(CLI::App& app) {
       const std::size_t second = axes.size() > 1 ? axes[1].second.size() : 1;
       for (std::size_t a = 0; a < axes[0].second.size(); ++a)
         for (std::size_t b = 0; b < second; ++b) {
-          Variant v{s->method, {}};
+          Variant v{s->method, base.method_options};  // --opt holds the swept method's other parameters
           std::ostringstream label;
           label << s->method;
+          for (const auto& [name, value] : base.method_options)
+            if (std::none_of(axes.begin(), axes.end(), [&](const auto& axis) { return axis.first == name; }))
+              label << " " << name << "=" << value;
           for (std::size_t axis = 0; axis < axes.size(); ++axis) {
             const double value = axes[axis].second[axis == 0 ? a : b];
             v.options[axes[axis].first] = value;
