@@ -121,10 +121,24 @@ namespace {
 
 constexpr std::size_t kCachedCaptions = 16;
 
-GenerateParams with_draft_sizes(GenerateParams p, const std::optional<DraftSizeTable>& table) {
+// What runs: the request's options, the bundle's recommendations for those it leaves out, auto draft sizes made concrete.
+GenerateParams with_bundle_options(GenerateParams p, const ModelInfo& info) {
+  if (const auto recommended = info.method_options.find(p.method); recommended != info.method_options.end())
+    p.method_options.insert(recommended->second.begin(), recommended->second.end());  // insert keeps the request's
   for (const MethodInfo& method : method_catalog())
-    if (method.name == p.method) p.method_options = resolve_draft_sizes(method, p.method_options, table ? &*table : nullptr);
+    if (method.name == p.method)
+      p.method_options = resolve_draft_sizes(method, p.method_options, info.draft_sizes ? &*info.draft_sizes : nullptr);
   return p;
+}
+
+void check_recommended_options(const BundleManifest& m) {
+  for (const auto& [method, options] : m.method_options) {
+    try {
+      check_recommended_method_options(method, options);
+    } catch (const Error& e) {
+      throw Error(m.dir + "/" + kManifestName + ": method_options." + short_text(method) + ": " + e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -213,11 +227,15 @@ std::unique_ptr<Engine> Engine::load(const EngineParams& params, const LogCallba
   info.text_conditioned = g.condition == ConditionKind::Text;
   info.cfg_available = info.text_conditioned || g.class_null_row;
   info.sampling = m.sampling;
+  check_recommended_options(m);
+  info.method_options = m.method_options;
   for (const MethodInfo& method : method_catalog()) {
-    // Runnable at its defaults, or (LISA) on the EAGLE drafter: LISA's verification-only ablation, which a bundle with
-    // an imported LANTERN drafter and calibrated bounds runs.
-    for (const MethodOptions& options : {MethodOptions{}, MethodOptions{{"lisa_drafter", 0}}}) {
-      if (!options.empty() && method.name != "lisa") continue;
+    // Runnable at this bundle's defaults, or (LISA) on the EAGLE drafter: LISA's verification-only ablation, which a
+    // bundle with an imported LANTERN drafter and calibrated bounds runs.
+    const auto recommended = m.method_options.find(method.name);
+    const MethodOptions defaults = recommended == m.method_options.end() ? MethodOptions{} : recommended->second;
+    for (const MethodOptions& options : {defaults, MethodOptions{{"lisa_drafter", 0}}}) {
+      if (options.count("lisa_drafter") && method.name != "lisa") continue;
       try {
         make_method(method.name, options, resources);
         info.methods.push_back(method.name);
@@ -560,7 +578,7 @@ double Engine::measure_caption_cost(const std::string& prompt, int repeats) cons
 GenerateResult Engine::generate(const GenerateParams& request, const Callbacks& cb, const std::atomic<bool>* cancel) {
   std::lock_guard lock(impl_->generate_mutex);
   if (impl_->threads > 0) at::set_num_threads(impl_->threads);  // this thread's team (a worker thread starts with the default)
-  const GenerateParams params = with_draft_sizes(request, impl_->info.draft_sizes);  // what runs, and what the trace records
+  const GenerateParams params = with_bundle_options(request, impl_->info);  // what runs, and what the trace records
   c10::InferenceMode inference;
   const int rows = params.sampling.uses_cfg() ? 2 : 1;
   // Everything that can refuse the request happens here, before the run: what fails is the request's fault.

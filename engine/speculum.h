@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,6 +118,10 @@ struct ModelInfo {
   std::int64_t tokenizer_parameters = 0;
   std::string target_summary;  // "dim 256, 6 layers, 4 heads, ffn 768, ..."
   SamplingParams sampling;     // the bundle's recommended sampling: what the CLI and the studio start from
+  // The bundle's recommended method options (manifest "method_options"), where its measurements chose other values than
+  // the engine's defaults (ParamSpec::default_value, the papers' values): generate() uses them for the options a request
+  // leaves out, and the studio shows them as the defaults. Draft sizes are never among them (they are per machine).
+  std::map<std::string, MethodOptions> method_options;
   bool cfg_available = true;   // false for a class table without a null row: only cfg 1 runs
   std::vector<std::string> methods;  // the methods this bundle can run (those needing a drafter it lacks are left out)
   DraftSizeKey draft_size_key;                // what a draft-size table measured here is filed under

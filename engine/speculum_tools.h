@@ -177,6 +177,12 @@ struct CalibrateRequest {
 };
 SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request);
 
+// Writes what a bundle recommends for `method` (manifest "method_options"; ModelInfo::method_options), replacing what it
+// recommended for it before; empty `options` drop the recommendation. Checked as a request's options are (the method,
+// the names, the ranges), and no draft size. Returns every method's recommendations after the change.
+std::map<std::string, MethodOptions> recommend_method_options(const std::string& bundle_dir, const std::string& method,
+                                                              const MethodOptions& options);
+
 // What a decode step's matrix products cost on this machine, by implementation and weight format, printed as tables
 // (bench --kernels). `threads` 0: the current setting.
 void print_kernel_study(std::ostream& out, int threads);

@@ -362,6 +362,7 @@ PYBIND11_MODULE(speculum, m) {
       .def_readonly("kernels", &speculum::ModelInfo::kernels)
       .def_readonly("target_summary", &speculum::ModelInfo::target_summary)
       .def_readonly("sampling", &speculum::ModelInfo::sampling)
+      .def_readonly("method_options", &speculum::ModelInfo::method_options)
       .def_readonly("methods", &speculum::ModelInfo::methods)
       .def_readonly("example_prompts", &speculum::ModelInfo::example_prompts)
       .def("__repr__", [](const speculum::ModelInfo& i) {

@@ -91,3 +91,10 @@ $CLI calibrate --bundle resources/models/default
 # The studio's first-run hint: the prompts this target draws well, chosen by the prompt checker (60 held-out
 # captions x 4 seeds with ar, 6 minutes here), with the prompt grammar, stored in the manifest's prompt_guide.
 $CLI examples --bundle resources/models/default --candidates 60 --seeds 4 --count 8 --write
+# The lossy methods' options this target keeps within the quality tolerance of ar, where the engine's defaults (the
+# papers' values) lose points: the fastest measured setting within it on the 2,000-prompt protocol (docs/methods.md,
+# docs/benchmarks/studies.md). generate() and the studio start from them.
+$CLI recommend --bundle resources/models/default --method ssd --opt rounds=8
+$CLI recommend --bundle resources/models/default --method mulo --opt tau=0.9
+$CLI recommend --bundle resources/models/default --method lantern --opt delta=0.05
+$CLI recommend --bundle resources/models/default --method lisa --opt soft=0

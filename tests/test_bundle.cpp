@@ -9,6 +9,7 @@
 #include "io/bundle.h"
 #include "io/safetensors.h"
 #include "speculum.h"
+#include "speculum_tools.h"
 #include "test_helpers.h"
 
 using namespace speculum;
@@ -286,6 +287,45 @@ class TestBundle : public QObject {
     EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json: sampling: top-p must be in (0, 1], got 0");
     edit_manifest(dir, [](auto& j) { j["sampling"] = {{"cfg", "strong"}}; });
     EXPECT_ERROR(Engine::load(params_for(dir)), "field 'cfg' must be a number");
+  }
+
+  void recommended_method_options_fill_what_a_request_leaves_out() {
+    const std::string dir = fresh_bundle();
+    QVERIFY(Engine::load(params_for(dir))->info().method_options.empty());
+    recommend_method_options(dir, "ssd", {{"rounds", 5}, {"early_stop", 0}});
+    recommend_method_options(dir, "lantern", {{"delta", 0.3}});
+    const auto engine = Engine::load(params_for(dir));
+    QCOMPARE(engine->info().method_options.at("ssd").at("rounds"), 5.0);
+    QCOMPARE(engine->info().method_options.at("lantern").at("delta"), 0.3);
+
+    GenerateParams p;
+    p.prompt = "a red circle above a blue square";
+    p.method = "ssd";
+    p.seed = 11;
+    p.method_options = {{"horizontal", 3}};
+    const GenerateResult recommended = engine->generate(p);
+    QCOMPARE(recommended.method_options.at("rounds"), 5.0);     // the bundle's, for what the request left out
+    QCOMPARE(recommended.method_options.at("horizontal"), 3.0);  // the request's own
+    p.method_options = {{"horizontal", 3}, {"rounds", 5}, {"early_stop", 0}};
+    QCOMPARE(engine->generate(p).tokens, recommended.tokens);  // the same run as asking for them
+    p.method_options = {{"rounds", 0}};
+    QCOMPARE(engine->generate(p).method_options.at("rounds"), 0.0);  // the request wins
+
+    QCOMPARE(recommend_method_options(dir, "ssd", {}).count("ssd"), std::size_t(0));  // cleared
+    QVERIFY(!Engine::load(params_for(dir))->info().method_options.count("ssd"));
+    QVERIFY(Engine::load(params_for(dir))->info().method_options.count("lantern"));
+
+    EXPECT_ERROR(recommend_method_options(dir, "ssd", {{"rounds", 99}}), "rounds = 99");
+    EXPECT_ERROR(recommend_method_options(dir, "sjd", {{"window", 4}}), "window is a draft size");
+    EXPECT_ERROR(recommend_method_options(dir, "warp", {{"x", 1}}), "unknown method 'warp'");
+    edit_manifest(dir, [](auto& j) { j["method_options"] = {{"ssd", {{"rounds", "many"}}}}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json: method_options.ssd.rounds must be a finite number");
+    edit_manifest(dir, [](auto& j) { j["method_options"] = {{"ssd", {{"turns", 2}}}}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "speculum.json: method_options.ssd: method 'ssd' has no parameter 'turns'");
+    edit_manifest(dir, [](auto& j) { j["method_options"] = {{"sjd", {{"window", 4}}}}; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "method_options.sjd: method 'sjd': window is a draft size");
+    edit_manifest(dir, [](auto& j) { j["method_options"] = 3; });
+    EXPECT_ERROR(Engine::load(params_for(dir)), "field 'method_options' must be an object of methods");
   }
 
   void hostile_manifests() {

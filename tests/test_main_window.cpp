@@ -265,6 +265,30 @@ class TestMainWindow : public QObject {
     QVERIFY(note->isHidden());
   }
 
+  void the_method_form_starts_at_the_bundles_recommendations() {
+    ui::MethodParamsForm form;
+    QVERIFY(form.set_method("ssd"));
+    form.set_recommended({{"ssd", {{"rounds", 8}}}, {"lantern", {{"delta", 0.05}}}});
+    auto* rounds = form.findChild<QSpinBox*>("rounds");
+    QVERIFY(rounds);
+    QCOMPARE(rounds->value(), 8);
+    QVERIFY2(rounds->toolTip().contains("default 8 rounds, this bundle's; the engine's 2 rounds"), qPrintable(rounds->toolTip()));
+    // A value the user changed survives another bundle's recommendations; the rest follow them.
+    form.findChild<QSpinBox*>("row0_rounds")->setValue(3);
+    form.set_recommended({{"ssd", {{"rounds", 4}}}});
+    QCOMPARE(form.options().at("rounds"), 4.0);
+    QCOMPARE(form.options().at("row0_rounds"), 3.0);
+    QVERIFY(form.set_method("lantern"));
+    QCOMPARE(form.options().at("delta"), 0.1);  // no longer recommended: the engine's default
+    // The shipped bundle's recommendations reach the studio's request panel.
+    const auto shipped = engine();
+    ui::MainWindow w(engine(), path("recommendations.ini"));
+    QVERIFY(w.set_method("ssd"));
+    const auto boxes = w.findChildren<QSpinBox*>("rounds");
+    QVERIFY(!boxes.empty());
+    for (const QSpinBox* box : boxes) QCOMPARE(double(box->value()), shipped->info().method_options.at("ssd").at("rounds"));
+  }
+
   void the_method_form_reads_as_a_person_reads_it() {
     ui::MethodParamsForm form;
     QVERIFY(form.set_method("ssd"));

@@ -157,6 +157,7 @@ void ComparisonView::set_pane_count(int count) {
     const auto& runnable = engine_.info().methods;
     pane.method->set_runnable(runnable);
     pane.method->set_draft_sizes(engine_.info().draft_sizes, engine_.info().draft_size_key.threads);
+    pane.method->set_recommended(engine_.info().method_options);
     // Pane i starts with the bundle's i-th method: ar beside the speculative ones.
     if (!runnable.empty()) pane.method->set_method(QString::fromStdString(runnable[std::min<std::size_t>(pane_count(), runnable.size() - 1)]));
     pane.canvas = new CanvasWidget(pane.box);

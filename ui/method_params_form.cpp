@@ -61,6 +61,25 @@ void MethodParamsForm::set_draft_sizes(const std::optional<DraftSizeTable>& tabl
   set_options(kept);
 }
 
+void MethodParamsForm::set_recommended(const std::map<std::string, MethodOptions>& recommended) {
+  MethodOptions edited;
+  const MethodOptions now = options();
+  for (const MethodInfo& m : available_methods())
+    for (const ParamSpec& spec : m.params)
+      if (m.name == method().toStdString() && now.count(spec.name) && now.at(spec.name) != default_of(m.name, spec))
+        edited[spec.name] = now.at(spec.name);
+  recommended_ = recommended;
+  rebuild();
+  set_options(edited);
+}
+
+double MethodParamsForm::default_of(const std::string& method, const ParamSpec& spec) const {
+  if (spec.draft_size) return kAutoDraftSize;
+  const auto bundle = recommended_.find(method);
+  if (bundle == recommended_.end() || !bundle->second.count(spec.name)) return spec.default_value;
+  return bundle->second.at(spec.name);
+}
+
 namespace {
 
 QString times(double ratio) { return QString::number(ratio, 'f', 2) + "×"; }
@@ -122,8 +141,12 @@ void MethodParamsForm::rebuild() {
                            .arg(times(fastest)));
     }
     for (const ParamSpec& spec : m.params) {
-      // The tooltip names the identifier that --opt, traces and saved requests use.
-      QString tip = QString::fromStdString(spec.help + " (" + spec.name + "; default " + param_value_text(spec, spec.default_value) + ")");
+      const double initial = default_of(name, spec);
+      // The tooltip names the identifier that --opt, traces and saved requests use, and whose default it is.
+      const std::string whose = initial == spec.default_value
+                                    ? ""
+                                    : ", this bundle's; the engine's " + param_value_text(spec, spec.default_value);
+      QString tip = QString::fromStdString(spec.help + " (" + spec.name + "; default " + param_value_text(spec, initial) + whose + ")");
       if (spec.draft_size)
         tip = QString::fromStdString(spec.help + " (" + spec.name + ")") + "\n" +
               auto_meaning(spec, tuned, draft_sizes_ ? &*draft_sizes_ : nullptr, threads_);
@@ -139,13 +162,13 @@ void MethodParamsForm::rebuild() {
       QWidget* field = nullptr;
       if (spec.toggle) {
         auto* box = new QCheckBox(params_);
-        box->setChecked(spec.default_value != 0);
+        box->setChecked(initial != 0);
         connect(box, &QCheckBox::toggled, this, &MethodParamsForm::changed);
         field = box;
       } else if (!spec.choices.empty()) {
         auto* box = new QComboBox(params_);
         for (const std::string& choice : spec.choices) box->addItem(QString::fromStdString(choice));
-        box->setCurrentIndex(int(std::lround(spec.default_value)));
+        box->setCurrentIndex(int(std::lround(initial)));
         connect(box, &QComboBox::currentIndexChanged, this, &MethodParamsForm::changed);
         field = box;
       } else if (spec.draft_size) {  // one below the range reads "auto", the request's default
@@ -159,7 +182,7 @@ void MethodParamsForm::rebuild() {
       } else if (spec.integer) {
         auto* box = new QSpinBox(params_);
         box->setRange(int(spec.min), int(spec.max));
-        box->setValue(int(std::lround(spec.default_value)));
+        box->setValue(int(std::lround(initial)));
         follow_count(box);
         connect(box, &QSpinBox::valueChanged, this, &MethodParamsForm::changed);
         field = box;
@@ -169,7 +192,7 @@ void MethodParamsForm::rebuild() {
         box->setRange(spec.min, spec.max);
         box->setSingleStep((spec.max - spec.min) / 100);
         box->setSuffix(unit);
-        box->setValue(spec.default_value);
+        box->setValue(initial);
         connect(box, &QDoubleSpinBox::valueChanged, this, &MethodParamsForm::changed);
         field = box;
       }

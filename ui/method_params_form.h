@@ -29,12 +29,16 @@ class MethodParamsForm : public QWidget {
   // What `auto` draft sizes resolve to on this machine (ModelInfo::draft_sizes): the draft-size field says it, and a
   // note under the method says how the method's fastest size compares with ar here.
   void set_draft_sizes(const std::optional<DraftSizeTable>& table, int threads);
+  // The loaded bundle's recommended options (ModelInfo::method_options) become the fields' defaults; values the user
+  // changed from the defaults before are kept.
+  void set_recommended(const std::map<std::string, MethodOptions>& recommended);
 
  Q_SIGNALS:
   void changed();
 
  private:
   void rebuild();
+  double default_of(const std::string& method, const ParamSpec& spec) const;  // the bundle's, else the engine's
 
   QComboBox* method_ = nullptr;
   QWidget* params_ = nullptr;
@@ -42,6 +46,7 @@ class MethodParamsForm : public QWidget {
   QLabel* note_ = nullptr;
   std::map<std::string, QWidget*> fields_;  // spin box, check box (a switch) or combo box (an enumeration)
   std::optional<DraftSizeTable> draft_sizes_;
+  std::map<std::string, MethodOptions> recommended_;
   int threads_ = 0;
 };
 

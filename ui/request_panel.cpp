@@ -133,6 +133,7 @@ RequestPanel::RequestPanel(const Engine& engine, QWidget* parent) : QWidget(pare
   method_ = new MethodParamsForm(this);
   method_->set_runnable(info.methods);
   method_->set_draft_sizes(info.draft_sizes, info.draft_size_key.threads);
+  method_->set_recommended(info.method_options);
   form->addRow("Method", method_);
 }
 

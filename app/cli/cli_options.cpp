@@ -61,24 +61,30 @@ GenerateParams RequestFlags::resolved(const ModelInfo& model) const {
   if (!given(1)) p.sampling.temperature = model.sampling.temperature;
   if (!given(2)) p.sampling.top_k = model.sampling.top_k;
   if (!given(3)) p.sampling.top_p = model.sampling.top_p;
-  for (const auto& option : method_options) {
+  for (const auto& [name, value] : parse_method_options(method_options)) p.method_options[name] = value;
+  p.sampling.validate();
+  return p;
+}
+
+MethodOptions parse_method_options(const std::vector<std::string>& name_values) {
+  MethodOptions options;
+  for (const auto& option : name_values) {
     const auto eq = option.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--opt expects NAME=VALUE, got '" + option + "'");
     try {
       std::size_t used = 0;
       const std::string value = option.substr(eq + 1);
       if (value == "auto") {
-        p.method_options[option.substr(0, eq)] = kAutoDraftSize;
+        options[option.substr(0, eq)] = kAutoDraftSize;
         continue;
       }
-      p.method_options[option.substr(0, eq)] = std::stod(value, &used);
+      options[option.substr(0, eq)] = std::stod(value, &used);
       if (used != value.size()) throw std::invalid_argument(value);
     } catch (const std::exception&) {
       throw Error("--opt " + option + ": the value is not a number (or auto, for a draft size)");
     }
   }
-  p.sampling.validate();
-  return p;
+  return options;
 }
 
 CLI::Validator whole_number_check() {

@@ -32,6 +32,9 @@ struct RequestFlags {
   std::array<CLI::Option*, 4> sampling_options_{};
 };
 
+// "NAME=VALUE" strings (--opt) as method options; "auto" is kAutoDraftSize. Throws speculum::Error naming the bad one.
+MethodOptions parse_method_options(const std::vector<std::string>& name_values);
+
 // Accepts exactly the digits of a value from 0 to 2^64 - 1 (for --seed and the like).
 CLI::Validator whole_number_check();
 
@@ -55,6 +58,7 @@ void add_examples_command(CLI::App& app);  // prompts the bundle draws well, for
 void add_compare_command(CLI::App& app);  // pairs two eval --csv runs
 void add_entropy_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // LISA's soft-verification bounds
+void add_recommend_command(CLI::App& app);  // the method options a bundle recommends
 void add_plot_command(CLI::App& app);
 void add_tune_command(CLI::App& app);  // auto draft sizes
 

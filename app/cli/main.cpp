@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   [[maybe_unused]] CLI::App* train = speculum::cli::add_train_commands(app);  // used by the image commands
   speculum::cli::add_compare_command(app);
   speculum::cli::add_calibrate_command(app);
+  speculum::cli::add_recommend_command(app);
   speculum::cli::add_tune_command(app);
 #ifndef SPECULUM_ENGINE_ONLY  // the commands that render, check or plot images (OpenCV, Qt)
   speculum::cli::add_image_training_commands(*train);

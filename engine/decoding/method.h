@@ -27,6 +27,9 @@ double method_option(const MethodOptions& options, const MethodInfo& info, const
 // and that `resources` hold what the method needs (its drafter, calibrated bounds), naming what is missing.
 // Throws Error for an unknown method (listing the known ones), an unknown option or one outside its range.
 void check_method_options(const std::string& method, const MethodOptions& options);
+// The same for options a bundle recommends (manifest "method_options"), which may not fix a draft size: that depends on
+// the machine, not the model.
+void check_recommended_method_options(const std::string& method, const MethodOptions& options);
 std::unique_ptr<Method> make_method(const std::string& name, const MethodOptions& options, const MethodResources& resources);
 
 }  // namespace speculum

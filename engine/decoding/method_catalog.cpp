@@ -86,4 +86,13 @@ void check_method_options(const std::string& method, const MethodOptions& option
   throw_unknown_method(method);
 }
 
+void check_recommended_method_options(const std::string& method, const MethodOptions& options) {
+  check_method_options(method, options);
+  for (const auto& info : method_catalog())
+    for (const auto& spec : info.params)
+      if (info.name == method && spec.draft_size && options.count(spec.name))
+        throw Error("method '" + method + "': " + spec.name + " is a draft size, which depends on the machine, not the "
+                    "model: leave it to auto (speculum-cli tune measures it)");
+}
+
 }  // namespace speculum

@@ -17,8 +17,8 @@ MethodInfo mulo_method_info() {
           "are resampled from the target as islands (lossy).",
           {{.name = "tau", .label = "Threshold τ",
             .help = "Accept a cell when the target's probability of its token plus its k nearest codes reaches this (ours)",
-            // 0.9 is the only measured value within the 3-point tolerance on the default bundle's protocol (0.01:
-            // -8.1, 0.5: -4.3; docs/benchmarks/studies.md).
+            // The paper gives no value. 0.9 is the only one measured within the 3-point tolerance on the default
+            // bundle's protocol (0.01: -8.1, 0.5: -4.3; docs/benchmarks/studies.md).
             .default_value = 0.9, .min = 0, .max = 1},
            {.name = "neighbours", .label = "Neighbours k",
             .help = "Nearest codes pooled with the drafted token (0 = the token alone)", .unit = "codes",

@@ -65,6 +65,27 @@ nlohmann::json tokenizer_section(const VqConfig& vq, const std::string& weights)
           {"norm_groups", vq.norm_groups}, {"encoder", vq.has_encoder}, {"weights", weights}};
 }
 
+namespace {
+
+// Names and values only: which methods and options exist is the decoding catalog's business (Engine::load checks them).
+std::map<std::string, std::map<std::string, double>> read_method_options(const nlohmann::json& section, const std::string& path) {
+  if (!section.is_object())
+    throw Error(path + ": field 'method_options' must be an object of methods, e.g. {\"ssd\": {\"rounds\": 8}}");
+  std::map<std::string, std::map<std::string, double>> out;
+  for (const auto& [method, options] : section.items()) {
+    const std::string where = path + ": method_options." + short_text(method);
+    if (!options.is_object()) throw Error(where + " must be an object of option values, e.g. {\"rounds\": 8}");
+    for (const auto& [name, value] : options.items()) {
+      if (!value.is_number() || !std::isfinite(value.get<double>()))
+        throw Error(where + "." + short_text(name) + " must be a finite number");
+      out[method][name] = value.get<double>();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 BundleManifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
   const nlohmann::json doc = parse_untrusted_json(read_input_file(path, limits::kMaxManifestBytes, "manifest", " (is this a Speculum bundle folder?)"), path, limits::kMaxManifestDepth);
@@ -214,6 +235,7 @@ BundleManifest read_manifest(const std::string& dir) {
       throw Error(path + ": sampling: " + e.what());
     }
   }
+  if (root.has("method_options")) m.method_options = read_method_options(doc["method_options"], path);
 
   if (root.has("prompt_guide")) {
     const JsonFields guide = root.object("prompt_guide");
@@ -291,6 +313,7 @@ void write_manifest(const BundleManifest& m, const std::string& dir) {
   if (const auto& d = m.low_res_drafter) doc["low_res_drafter"] = {{"weights", d->weights}, {"grid", {d->grid_rows, d->grid_cols}}};
   write_sampling_fields(m.sampling, doc["sampling"]);
   if (m.weight_format != WeightFormat::F32) doc["weight_format"] = weight_format_name(m.weight_format);
+  if (!m.method_options.empty()) doc["method_options"] = m.method_options;
   if (const auto& guide = m.prompt_guide)
     doc["prompt_guide"] = {{"grammar", guide->grammar}, {"examples", guide->examples}, {"chosen_by", guide->chosen_by}};
   if (g.condition == ConditionKind::Class) {

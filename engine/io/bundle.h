@@ -91,6 +91,9 @@ struct BundleManifest {
   std::optional<LowResDrafterEntry> low_res_drafter;
   SamplingParams sampling;              // "sampling": what this model is best sampled with (engine defaults when absent)
   WeightFormat weight_format = WeightFormat::F32;  // "weight_format": how its matrices run unless the user says
+  // "method_options": {"ssd": {"rounds": 8}, ...}: the method options measured best on this model, where they differ
+  // from the engine's defaults (the papers' values). A request's own options win; generate() fills in the rest from here.
+  std::map<std::string, std::map<std::string, double>> method_options;
 
   std::optional<PromptGuide> prompt_guide;
 
