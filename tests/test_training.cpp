@@ -642,7 +642,7 @@ class TestTraining : public QObject {
   }
 
   void a_grown_run_starts_where_its_source_ended() {
-    // A bag-of-words model is trained a little, then grown by a caption encoder and cell positions:
+    // A bag-of-words model is trained a little, then grown by a caption encoder, cell positions and two more blocks:
     // before its first step the grown model computes exactly what the source's EMA weights did.
     const std::string source = dir_.path().toStdString() + "/bag";
     const TokenizedCorpus corpus = small_corpus(16);
@@ -650,6 +650,7 @@ class TestTraining : public QObject {
     GptConfig grown = tiny_gpt();
     grown.text_encoder_layers = 2;
     grown.image_positions = true;
+    grown.n_layer = tiny_gpt().n_layer + 2;
     TargetTrainParams params = short_run(0, 4, 100);
     params.init_from = source;
     std::vector<std::string> lines;

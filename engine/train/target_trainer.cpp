@@ -411,7 +411,9 @@ at::Tensor resample_cell_table(const at::Tensor& table, std::int64_t cells) {
 }
 
 // Overwrites the tensors of `weights` that the run `run_dir`'s checkpoint also has; returns how many. A
-// cell-position table of another grid is resampled to this one.
+// cell-position table of another grid is resampled to this one. Blocks the source lacks (a deeper model grown from a
+// shallower one) get zero output projections, so each starts as the identity on the residual stream and the grown
+// model as the source's function.
 int copy_from_run(TensorMap& weights, const std::string& run_dir) {
   std::string file = checkpoint_dir(run_dir) + "/ema.safetensors";
   if (!std::filesystem::exists(file)) file = checkpoint_dir(run_dir) + "/weights.safetensors";
@@ -433,6 +435,10 @@ int copy_from_run(TensorMap& weights, const std::string& run_dir) {
     weights[name].copy_(t);
     ++copied;
   }
+  for (auto& [name, t] : weights)
+    if (name.starts_with("layers.") && !source.find(name) &&
+        (name.ends_with(".attention.wo.weight") || name.ends_with(".feed_forward.w2.weight")))
+      t.zero_();
   return copied;
 }
 
