@@ -373,6 +373,30 @@ class TestMainWindow : public QObject {
     QVERIFY(w.request_panel()->sampling_is_recommended());
   }
 
+  void remembered_method_options_stay_with_their_bundle() {
+    const QString settings = path("method-settings.ini");
+    {
+      auto w = ui::MainWindow(engine(), settings);
+      GenerateParams chosen = w.request_panel()->request();
+      chosen.method = "ssd";
+      chosen.method_options = {{"rounds", 3}};
+      w.request_panel()->apply(chosen);
+      w.close();
+    }
+    {  // on the same bundle the user's choice is kept
+      auto w = ui::MainWindow(engine(), settings);
+      QCOMPARE(w.request_panel()->request().method_options.at("rounds"), 3.0);
+      w.close();
+    }
+    {  // chosen on another model: the method is kept, its options start at this bundle's recommendations
+      QSettings ini(settings, QSettings::IniFormat);
+      ini.setValue("request_bundle", "another-model");
+    }
+    auto w = ui::MainWindow(engine(), settings);
+    QCOMPARE(w.request_panel()->request().method, std::string("ssd"));
+    QCOMPARE(w.request_panel()->request().method_options.at("rounds"), engine()->info().method_options.at("ssd").at("rounds"));
+  }
+
   void gif_export_has_one_frame_per_step_plus_a_hold() {
     auto w = ui::MainWindow(engine(test::bundles_dir() + "/tiny-text"), path("tiny-settings.ini"));
     const auto words = w.request_panel()->example_prompt();  // the tiny bundle's own words

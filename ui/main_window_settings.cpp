@@ -70,6 +70,8 @@ void MainWindow::restore_settings() {
       const bool same_bundle = settings_->value("request_bundle").toString().toStdString() == engine_->info().name;
       if (!same_bundle || settings_->value("request_sampling_recommended", true).toBool())
         remembered.sampling = engine_->info().sampling;
+      // Method options chosen on another model start at this one's recommendations instead.
+      if (!same_bundle) remembered.method_options.clear();
       request_->apply(remembered);
     } catch (const Error&) {
       // Settings from an older version or another model: keep the defaults.

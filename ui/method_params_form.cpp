@@ -64,10 +64,11 @@ void MethodParamsForm::set_draft_sizes(const std::optional<DraftSizeTable>& tabl
 void MethodParamsForm::set_recommended(const std::map<std::string, MethodOptions>& recommended) {
   MethodOptions edited;
   const MethodOptions now = options();
-  for (const MethodInfo& m : available_methods())
+  for (const MethodInfo& m : available_methods()) {
+    if (m.name != method().toStdString()) continue;
     for (const ParamSpec& spec : m.params)
-      if (m.name == method().toStdString() && now.count(spec.name) && now.at(spec.name) != default_of(m.name, spec))
-        edited[spec.name] = now.at(spec.name);
+      if (now.count(spec.name) && now.at(spec.name) != default_of(m.name, spec)) edited[spec.name] = now.at(spec.name);
+  }
   recommended_ = recommended;
   rebuild();
   set_options(edited);
