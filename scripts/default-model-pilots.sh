@@ -21,7 +21,7 @@
 #   contrast-strong  the same at ten times the weight (--caption-contrast 1)
 #   contrast-tops  the contrast on each object's top two rows of cells only, where generation commits to a shape
 #              (--caption-contrast 0.1 --contrast-on object-tops)
-# Six that continue the caption-contrast run's end (runs/target-contrast, step 3,000) on 8,000 more fresh scenes (seeds
+# Seven that continue the caption-contrast run's end (runs/target-contrast, step 3,000) on 8,000 more fresh scenes (seeds
 # 28,000..35,999) plus the emoji training split, the run's loss, peak LR 2e-4 after 50 warm-up steps, cosine over 800:
 #   more       the run's recipe as it is: whether it still gains
 #   relations  as more, with 4,000 relation scenes (seeds from 40,000, --families relation) in place of corpus c:
@@ -33,6 +33,7 @@
 #   deeper     as more, grown to 8 blocks (--layers 8): the two new blocks start as the identity (zero output
 #              projections), so the run starts as the run's end and the depth between caption and object grows by a
 #              third, for about a third more per token
+#   deeper-hot as deeper at peak LR 6e-4: in `deeper` the new blocks hardly left the identity at 2e-4
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -90,6 +91,7 @@ args_of() {
     tops-heavy) echo "${run_end[@]}" --caption-contrast 0.3 ;;
     tops-strong) echo "${run_end[@]}" --caption-contrast 1 ;;
     deeper) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 ;;
+    deeper-hot) echo "${run_end[@]/2e-4/6e-4}" --caption-contrast 0.1 --layers 8 ;;
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
     object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 --lr 3e-4 ;;
     reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 --lr 3e-4 ;;
@@ -103,7 +105,7 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
