@@ -34,6 +34,10 @@
 #              projections), so the run starts as the run's end and the depth between caption and object grows by a
 #              third, for about a third more per token
 #   deeper-hot as deeper at peak LR 6e-4: in `deeper` the new blocks hardly left the identity at 2e-4
+# and one that is not a pilot but a whole run: stage 4 of scripts/train-default.sh (from stage 3's end, the first
+# 8,000 fresh scenes, 3,000 steps at peak LR 3e-4) with one change, the target grown to 8 blocks; it takes about
+# 70 minutes of both cores, so run it alone: THREADS=2 MINUTES=90 ... grown-run
+#   grown-run  depth at the run's full length, against the shipped target (the run's end at 6 blocks)
 # and one from nothing (the shipped architecture, 6 x 192 with the caption encoder and cell positions; 1 thread, batch
 # 16, peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps, stopped by the clock):
 #   simple     8,000 scenes on flat and gradient backgrounds only (seeds from 20,000 on), no emoji: whether the
@@ -92,6 +96,8 @@ args_of() {
     tops-strong) echo "${run_end[@]}" --caption-contrast 1 ;;
     deeper) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 ;;
     deeper-hot) echo "${run_end[@]/2e-4/6e-4}" --caption-contrast 0.1 --layers 8 ;;
+    grown-run) echo "${continued[@]/800/3000}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 \
+      --contrast-on object-tops --lr 3e-4 --layers 8 ;;
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
     object4) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 4 --lr 3e-4 ;;
     reading) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --caption-reading 0.2 --lr 3e-4 ;;
@@ -105,7 +111,7 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
