@@ -3,8 +3,9 @@
 # forward (`bench --forward-cost`) and `ar` ms per image (`bench --methods ar`), at 1 and 2 threads. Build the
 # older commit into its own folder first (e.g. `git worktree add /tmp/old OLD && cmake -S /tmp/old -B /tmp/old/build
 # -G Ninja && ninja -C /tmp/old/build speculum-cli`). Run it on a quiet machine.
+# Two bundles on one build the same way: OLD_BUNDLE=DIR NEW_BUNDLE=DIR with the same CLI twice.
 #
-#   scripts/before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]
+#   [OLD_BUNDLE=DIR NEW_BUNDLE=DIR] scripts/before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]
 set -euo pipefail
 scripts=$(dirname "$0")
 old=${1:?usage: before-after.sh OLD_CLI [NEW_CLI] [ROUNDS]}
@@ -15,6 +16,8 @@ for threads in 1 2; do
   for r in $(seq "$rounds"); do
     for which in old new; do
       cli=${!which}
+      bundle_of_which=${which^^}_BUNDLE
+      [ -z "${!bundle_of_which:-}" ] || cli="$cli --bundle ${!bundle_of_which}"
       one=$($cli bench --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $4}')  # ms / token: 3 decimals
       image=$($cli bench --methods ar --seeds 4 --warmup 1 --threads $threads 2>/dev/null |
         awk -F'|' '$2 ~ /`ar`/ {split($8, ms, " "); print ms[1]}')  # the Markdown row's ms / image (median)

@@ -21,7 +21,7 @@
 #   contrast-strong  the same at ten times the weight (--caption-contrast 1)
 #   contrast-tops  the contrast on each object's top two rows of cells only, where generation commits to a shape
 #              (--caption-contrast 0.1 --contrast-on object-tops)
-# Seven that continue the caption-contrast run's end (runs/target-contrast, step 3,000) on 8,000 more fresh scenes (seeds
+# Eight that continue the caption-contrast run's end (runs/target-contrast, step 3,000) on 8,000 more fresh scenes (seeds
 # 28,000..35,999) plus the emoji training split, the run's loss, peak LR 2e-4 after 50 warm-up steps, cosine over 800:
 #   more       the run's recipe as it is: whether it still gains
 #   relations  as more, with 4,000 relation scenes (seeds from 40,000, --families relation) in place of corpus c:
@@ -34,6 +34,8 @@
 #              projections), so the run starts as the run's end and the depth between caption and object grows by a
 #              third, for about a third more per token
 #   deeper-hot as deeper at peak LR 6e-4: in `deeper` the new blocks hardly left the identity at 2e-4
+#   deeper-fast as deeper with only the two new blocks at 5 x the rate (--grown-lr-scale 5: peak 1e-3, the rate the
+#              other blocks were trained at), the learned ones at the run's gentle 2e-4
 # and one that is not a pilot but a whole run: stage 4 of scripts/train-default.sh (from stage 3's end, the first
 # 8,000 fresh scenes, 3,000 steps at peak LR 3e-4) with one change, the target grown to 8 blocks; it takes about
 # 70 minutes of both cores, so run it alone: THREADS=2 MINUTES=90 ... grown-run
@@ -96,6 +98,7 @@ args_of() {
     tops-strong) echo "${run_end[@]}" --caption-contrast 1 ;;
     deeper) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 ;;
     deeper-hot) echo "${run_end[@]/2e-4/6e-4}" --caption-contrast 0.1 --layers 8 ;;
+    deeper-fast) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 --grown-lr-scale 5 ;;
     grown-run) echo "${continued[@]/800/3000}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 \
       --contrast-on object-tops --lr 3e-4 --layers 8 ;;
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
@@ -111,7 +114,7 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done

@@ -668,6 +668,35 @@ class TestTraining : public QObject {
                  "tensor 'cls_embedding.cap_proj.fc1.weight' has shape [64, 32], this model's is [128, 32]");
   }
 
+  void grown_blocks_train_at_their_own_rate() {
+    // Two runs grown by two blocks from one source take one step, the second with the grown tensors at 10 x the rate.
+    // The grown blocks start as the identity, so both runs see the same gradients: the learned tensors take the same
+    // step, and the grown output projections (zero at the start) go ten times as far.
+    const std::string source = dir_.path().toStdString() + "/shallow";
+    const TokenizedCorpus corpus = small_corpus(16);
+    const auto quiet = [](const std::string&) {};
+    train_target(tiny_gpt(), short_run(3, 4, 100), source, corpus, {}, quiet);
+    GptConfig grown = tiny_gpt();
+    grown.n_layer = tiny_gpt().n_layer + 2;
+    TargetTrainParams params = short_run(1, 4, 100);
+    params.init_from = source;
+    const TensorMap one_rate = train_target(grown, params, source + "-one-rate", corpus, {}, quiet);
+    params.grown_lr_scale = 10;
+    const TensorMap own_rate = train_target(grown, params, source + "-own-rate", corpus, {}, quiet);
+    const std::string grown_wo = "layers." + std::to_string(tiny_gpt().n_layer) + ".attention.wo.weight";
+    const double ratio = own_rate.at(grown_wo).abs().mean().item<double>() / one_rate.at(grown_wo).abs().mean().item<double>();
+    QVERIFY2(std::abs(ratio - 10) < 0.01, std::to_string(ratio).c_str());
+    for (const std::string name : {"layers.0.attention.wo.weight", "layers.1.feed_forward.w2.weight", "tok_embeddings.weight"})
+      QVERIFY2(at::allclose(own_rate.at(name), one_rate.at(name), 0, 1e-7), name.c_str());
+    // Its rate is part of the run: resuming at another is refused, naming the one to use; no source, no grown tensors.
+    params.schedule.steps = 2;
+    params.grown_lr_scale = 1;
+    EXPECT_ERROR(train_target(grown, params, source + "-own-rate", corpus, {}, quiet), "resume it with --grown-lr-scale 10");
+    params.init_from.clear();
+    params.grown_lr_scale = 10;
+    EXPECT_ERROR(train_target(grown, params, source + "-nothing", corpus, {}, quiet), "needs a run to grow from (--init-from)");
+  }
+
   void stop_at_ends_early_on_the_unchanged_schedule() {
     const std::string run = dir_.path().toStdString() + "/stop-at";
     TargetTrainParams params = short_run(8, 2, 100);

@@ -67,6 +67,11 @@ CLI::App* add_train_commands(CLI::App& app) {
       ->capture_default_str();
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
+  target->add_option("--grown-lr-scale", g->params.grown_lr_scale,
+                     "The tensors the --init-from run lacks (blocks grown onto it) train at this multiple of the "
+                     "learning rate (1: one rate for all)")
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
   target->final_callback([g] {
     const int rc = run_reporting_errors([&] { train_target_run(*g, training_callbacks()); });
     if (rc) throw CLI::RuntimeError(rc);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "error.h"
@@ -410,36 +411,44 @@ at::Tensor resample_cell_table(const at::Tensor& table, std::int64_t cells) {
   return resized.reshape({table.size(1), cells}).t().contiguous();
 }
 
-// Overwrites the tensors of `weights` that the run `run_dir`'s checkpoint also has; returns how many. A
-// cell-position table of another grid is resampled to this one. Blocks the source lacks (a deeper model grown from a
-// shallower one) get zero output projections, so each starts as the identity on the residual stream and the grown
-// model as the source's function.
-int copy_from_run(TensorMap& weights, const std::string& run_dir) {
+// The weights a run started with --init-from RUN copies: RUN's checkpoint (its EMA weights if present), or the target
+// of a bundle (no checkpoint, a manifest naming its target's weights).
+SafetensorsFile init_source(const std::string& run_dir) {
   std::string file = checkpoint_dir(run_dir) + "/ema.safetensors";
   if (!std::filesystem::exists(file)) file = checkpoint_dir(run_dir) + "/weights.safetensors";
-  // A bundle (no checkpoint, a manifest naming its target's weights) starts a run as well as a run does.
   if (!std::filesystem::exists(file) && !std::filesystem::exists(checkpoint_dir(run_dir)) &&
       std::filesystem::exists(run_dir + "/" + kManifestName))
     file = read_manifest(run_dir).target_path();
   if (!std::filesystem::exists(file)) throw Error("--init-from '" + run_dir + "' has no checkpoint (" + file + ")");
-  const SafetensorsFile source = SafetensorsFile::open(file);
+  return SafetensorsFile::open(file);
+}
+
+// The names of the tensors of `weights` that the init_from source lacks: the ones grown onto it.
+std::set<std::string> grown_tensors(const TensorMap& weights, const SafetensorsFile& source) {
+  std::set<std::string> grown;
+  for (const auto& [name, t] : weights)
+    if (!source.find(name)) grown.insert(name);
+  return grown;
+}
+
+// Overwrites the tensors of `weights` that `source` also has. A cell-position table of another grid is resampled to
+// this one. Blocks the source lacks (a deeper model grown from a shallower one) get zero output projections, so each
+// starts as the identity on the residual stream and the grown model as the source's function.
+void copy_from_source(TensorMap& weights, const SafetensorsFile& source) {
   std::vector<TensorSpec> shared;
   for (const auto& [name, t] : weights)
     if (source.find(name)) shared.push_back({name, t.sizes().vec()});
-  int copied = 0;
   for (auto& [name, t] : load_tensors(source, shared, at::kCPU)) {
     if (name == "pos_embeddings.weight" && t.sizes() != weights[name].sizes()) t = resample_cell_table(t, weights[name].size(0));
     if (t.sizes() != weights[name].sizes())
-      throw Error("--init-from '" + file + "': tensor '" + name + "' has shape " + shape_to_string(t.sizes().vec()) +
+      throw Error("--init-from '" + source.path() + "': tensor '" + name + "' has shape " + shape_to_string(t.sizes().vec()) +
                   ", this model's is " + shape_to_string(weights[name].sizes().vec()));
     weights[name].copy_(t);
-    ++copied;
   }
   for (auto& [name, t] : weights)
     if (name.starts_with("layers.") && !source.find(name) &&
         (name.ends_with(".attention.wo.weight") || name.ends_with(".feed_forward.w2.weight")))
       t.zero_();
-  return copied;
 }
 
 double held_out_loss(const Transformer& model, const TokenizedCorpus& held_out) {
@@ -466,15 +475,33 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   CheckpointState state;
   TensorMap weights = start_or_resume(run_dir, specs, "target", [&] { return initial_weights(specs, params.seed); }, progress, state);
   const bool resume = state.step > 0;
-  if (!resume && !params.init_from.empty()) {
-    const int copied = copy_from_run(weights, params.init_from);
-    progress("initialised " + std::to_string(copied) + " of " + std::to_string(weights.size()) + " tensors from " +
-             params.init_from + "; the other " + std::to_string(weights.size() - copied) + " start as the identity");
+  const auto text = [](double x) { return (std::ostringstream() << x).str(); };
+  if (params.grown_lr_scale != 1 && params.init_from.empty())
+    throw Error("grown_lr_scale " + text(params.grown_lr_scale) + " needs a run to grow from (--init-from)");
+  const double trained_scale = state.values.count("grown_lr_scale") ? state.values["grown_lr_scale"] : 1;
+  if (resume && trained_scale != params.grown_lr_scale)
+    throw Error("run '" + run_dir + "' trains its grown tensors at " + text(trained_scale) +
+                " x the learning rate; resume it with --grown-lr-scale " + text(trained_scale));
+  std::set<std::string> grown;  // the tensors that train at grown_lr_scale x the rate
+  if (!params.init_from.empty() && (!resume || params.grown_lr_scale != 1)) {
+    const SafetensorsFile source = init_source(params.init_from);
+    const std::set<std::string> lacking = grown_tensors(weights, source);
+    if (!resume) {
+      copy_from_source(weights, source);
+      progress("initialised " + std::to_string(weights.size() - lacking.size()) + " of " + std::to_string(weights.size()) +
+               " tensors from " + params.init_from + "; the other " + std::to_string(lacking.size()) + " start as the identity");
+    }
+    if (params.grown_lr_scale != 1) grown = lacking;
   }
   // The parameters are the device tensors themselves, so the model (whose weights are already there) and
-  // the optimizer update one copy.
-  std::vector<at::Tensor> parameters;
-  for (auto& [name, t] : weights) parameters.push_back(t = t.to(device).requires_grad_(true));
+  // the optimizer update one copy. The grown ones, if they have a rate of their own, are a second group.
+  std::vector<at::Tensor> parameters, learned, grown_parameters;
+  for (auto& [name, t] : weights) {
+    parameters.push_back(t = t.to(device).requires_grad_(true));
+    (grown.count(name) ? grown_parameters : learned).push_back(t);
+  }
+  std::vector<torch::optim::OptimizerParamGroup> groups{torch::optim::OptimizerParamGroup(learned)};
+  if (!grown_parameters.empty()) groups.emplace_back(grown_parameters);
   TensorMap ema;
   if (resume && std::filesystem::exists(ckpt + "/ema.safetensors"))
     ema = load_tensors(SafetensorsFile::open(ckpt + "/ema.safetensors"), specs, device);
@@ -482,7 +509,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     for (const auto& [name, t] : weights) ema[name] = t.detach().clone();
   const Transformer model(config, weights, device);
 
-  torch::optim::AdamW optimizer(parameters, torch::optim::AdamWOptions(params.schedule.peak_lr)
+  torch::optim::AdamW optimizer(groups, torch::optim::AdamWOptions(params.schedule.peak_lr)
                                                 .betas({0.9, 0.95})
                                                 .weight_decay(params.weight_decay));
   if (resume) load_optimizer_state(optimizer, run_dir, device);
@@ -527,7 +554,8 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
   for (int step = state.step; step < last_step; ++step) {
     const double lr = params.schedule.lr_at(step);
-    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    for (std::size_t g = 0; g < optimizer.param_groups().size(); ++g)
+      static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups()[g].options()).lr(g == 0 ? lr : lr * params.grown_lr_scale);
     const CorpusBatch batch = corpus_batch(corpus, params.batch, params.caption_dropout, params.seed, step, 2);
     const auto& [rows, dropped] = batch;
     const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, dropped);
@@ -575,7 +603,9 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     if (checkpoint) {
       save_tensors(ckpt + "/ema.safetensors", ema);
       if (reading) save_tensors(ckpt + "/" + CaptionReader::kFile, {{"weight", reader.weight.detach().cpu()}, {"bias", reader.bias.detach().cpu()}});
-      save_checkpoint(run_dir, model.weights(), optimizer, log, step + 1, {{"held_out_loss", last_held_out}}, state);
+      std::map<std::string, double> values = {{"held_out_loss", last_held_out}};
+      if (params.grown_lr_scale != 1) values["grown_lr_scale"] = params.grown_lr_scale;
+      save_checkpoint(run_dir, model.weights(), optimizer, log, step + 1, values, state);
     }
     if (stop && stop->load()) break;
   }

@@ -39,6 +39,7 @@ std::string TargetTrainParams::to_string() const {
     << " ema_decay=" << ema_decay << " seed=" << seed << " device=" << device;
   if (stop_at) s << " stop_at=" << stop_at;
   if (!init_from.empty()) s << " init_from=" << init_from;
+  if (grown_lr_scale != 1) s << " grown_lr_scale=" << grown_lr_scale;
   return s.str();
 }
 

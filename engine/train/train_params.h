@@ -29,6 +29,10 @@ struct TargetTrainParams {
   // A new run starts from this run folder's checkpoint (EMA weights if present), or a bundle's target, for every
   // tensor both models have; the rest (say, a text encoder the old model lacked) starts as the identity. Empty: random.
   std::string init_from;
+  // The tensors an init_from source lacks (blocks grown onto a shallower model, a new caption encoder) train at this
+  // multiple of the learning rate, so they can leave the identity within a continuation's schedule while the learned
+  // ones keep its gentle rate; a hotter rate for the whole model undoes what it learned. 1: one rate for all.
+  double grown_lr_scale = 1;
   // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
   // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
   double object_weight = 0;
