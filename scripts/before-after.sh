@@ -17,9 +17,10 @@ for threads in 1 2; do
     for which in old new; do
       cli=${!which}
       bundle_of_which=${which^^}_BUNDLE
-      [ -z "${!bundle_of_which:-}" ] || cli="$cli --bundle ${!bundle_of_which}"
-      one=$($cli bench --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $4}')  # ms / token: 3 decimals
-      image=$($cli bench --methods ar --seeds 4 --warmup 1 --threads $threads 2>/dev/null |
+      bundle=()
+      [ -z "${!bundle_of_which:-}" ] || bundle=(--bundle "${!bundle_of_which}")
+      one=$($cli bench "${bundle[@]}" --forward-cost --threads $threads --repeats 100 | awk '$1 == 1 {print $4}')  # ms / token: 3 decimals
+      image=$($cli bench "${bundle[@]}" --methods ar --seeds 4 --warmup 1 --threads $threads 2>/dev/null |
         awk -F'|' '$2 ~ /`ar`/ {split($8, ms, " "); print ms[1]}')  # the Markdown row's ms / image (median)
       echo "$which $threads $one $image"
     done
