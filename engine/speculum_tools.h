@@ -133,6 +133,9 @@ struct SamplesRequest {
   std::string prompts_file;
   std::string device = "cpu";
   int threads = 2;
+  // Which of the `count` images the corpus keeps (front ends: the prompt checker's passes, for fine-tuning the
+  // target on its own correct drawings); empty: every image. An image it refuses is generated, not written.
+  std::function<bool(const GenerateParams& request, const GenerateResult& result)> keep;
   std::string to_string() const;
 };
 void generate_samples(const SamplesRequest& request, const ToolCallbacks& callbacks = {});
@@ -250,6 +253,8 @@ void write_shapes_dataset(const ShapesDatasetRequest& request, const ToolCallbac
 
 // The prompt checker on an RGB image (any size, scored at 64x64 scale) and on image files.
 eval::CheckReport check_image(const Image& image, const eval::ParsedPrompt& prompt);
+// Whether the checker passes `image` for `prompt`; nullopt when the prompt is not a shapes caption (an emoji's name).
+std::optional<bool> shapes_checker_verdict(const std::string& prompt, const Image& image);
 Image read_image_file(const std::string& path);  // PNG and the formats OpenCV reads; throws naming the file
 
 // The checker on rendered ground-truth scenes, each reconstructed by a bundle's tokenizer when one is named.

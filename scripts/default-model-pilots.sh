@@ -36,6 +36,11 @@
 #   deeper-hot as deeper at peak LR 6e-4: in `deeper` the new blocks hardly left the identity at 2e-4
 #   deeper-fast as deeper with only the two new blocks at 5 x the rate (--grown-lr-scale 5: peak 1e-3, the rate the
 #              other blocks were trained at), the learned ones at the run's gentle 2e-4
+#   own-passes as more, with the shipped target's own drawings that the prompt checker passes (train samples
+#              --only-passing on 10,000 training captions, seeds 40,000..49,999, at the bundle's sampling) given twice
+#              beside corpora c and d: fine-tuning on its correct samples, the checker as a reward (rejection sampling)
+#   own-only   those passes alone (no scenes, so no contrast: they have no object masks), 400 steps: the on-policy
+#              signal undiluted
 # and one that is not a pilot but a whole run: stage 4 of scripts/train-default.sh (from stage 3's end, the first
 # 8,000 fresh scenes, 3,000 steps at peak LR 3e-4) with one change, the target grown to 8 blocks; it takes about
 # 70 minutes of both cores, so run it alone: THREADS=2 MINUTES=90 ... grown-run
@@ -99,6 +104,11 @@ args_of() {
     deeper) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 ;;
     deeper-hot) echo "${run_end[@]/2e-4/6e-4}" --caption-contrast 0.1 --layers 8 ;;
     deeper-fast) echo "${run_end[@]}" --caption-contrast 0.1 --layers 8 --grown-lr-scale 5 ;;
+    own-passes) local own=("$P/own-passes-0.safetensors" "$P/own-passes-1.safetensors")
+      echo --corpus "$P/corpus-c.safetensors" "$P/corpus-d.safetensors" "${own[@]}" "${own[@]}" "${run_end[@]:3}" \
+        --caption-contrast 0.1 ;;
+    own-only) echo --corpus "$P/own-passes-0.safetensors" "$P/own-passes-1.safetensors" "${run_end[@]:3:2}" --steps 400 \
+      --warmup 50 --held-out "$P/held-out.safetensors" --lr 2e-4 ;;
     grown-run) echo "${continued[@]/800/3000}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 \
       --contrast-on object-tops --lr 3e-4 --layers 8 ;;
     fresh) echo "${continued[@]}" --held-out "$P/held-out.safetensors" --object-weight 0 --lr 3e-4 ;;
@@ -114,10 +124,21 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, own-passes, own-only, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
+# The shipped target's own drawings that the checker passes, for the pilots that train on them (made once, two halves
+# side by side on one thread each, ~13 minutes).
+for pilot in "$@"; do
+  case "$pilot" in own-passes | own-only)
+    for k in 0 1; do
+      [ -f "$P/own-passes-$k.safetensors" ] || $CLI train samples --bundle resources/models/default --only-passing \
+        --count 5000 --scene-seed $((40000 + 5000 * k)) --threads 1 --out "$P/own-passes-$k.safetensors" > /dev/null &
+    done
+    wait ;;
+  esac
+done
 for pilot in "$@"; do
   # timeout sends SIGINT: the trainer checkpoints and exits; rerunning resumes.
   # shellcheck disable=SC2046  # the arguments split on purpose

@@ -338,6 +338,51 @@ class TestTraining : public QObject {
     QVERIFY(at::equal(original.forward_teacher(p1, a1, corpus.codes), loaded.forward_teacher(p2, a2, corpus.codes)));
   }
 
+  // train samples keeps what its filter passes, each kept image as the engine draws it, under its own caption.
+  void samples_keep_only_what_their_filter_passes() {
+    SamplesRequest request;
+    request.bundle = test::shipped_bundle_dir();
+    request.out = dir_.path().toStdString() + "/kept.safetensors";
+    request.count = 4;
+    request.scene_seed = 40000;
+    request.threads = 1;
+    std::vector<std::vector<int>> offered;
+    request.keep = [&](const GenerateParams& p, const GenerateResult& r) {
+      offered.push_back(r.tokens);
+      return p.seed % 2 == 1;
+    };
+    generate_samples(request);
+    QCOMPARE(offered.size(), std::size_t(4));
+    const TokenizedCorpus kept = TokenizedCorpus::load(request.out);
+    QCOMPARE(kept.size(), std::int64_t(2));
+    const BundleManifest m = read_manifest(request.bundle);
+    const TextVocabulary vocabulary(m.text_vocab);
+    for (int k = 0; k < 2; ++k) {
+      const int i = 2 * k + 1;  // the odd seeds
+      const at::Tensor expected = at::tensor(std::vector<std::int64_t>(offered[i].begin(), offered[i].end()), at::kLong);
+      QVERIFY(at::equal(kept.codes[k], expected));
+      QCOMPARE(kept.words[k], vocabulary.encode(data::sample_scene(request.scene_seed + i).caption()));
+    }
+    // A filter that keeps nothing writes nothing, and says so.
+    request.out = dir_.path().toStdString() + "/none.safetensors";
+    request.keep = [](const GenerateParams&, const GenerateResult&) { return false; };
+    EXPECT_ERROR(generate_samples(request), "none of the 4 images was kept; nothing written");
+    QVERIFY(!QFile::exists(QString::fromStdString(request.out)));
+    // The checker's verdict, which --only-passing keeps by: none on what is not a shapes caption.
+    Image blank;
+    blank.width = blank.height = 64;
+    blank.rgb.assign(64 * 64 * 3, 128);
+    QVERIFY(!shapes_checker_verdict("grinning face", blank).has_value());
+    const data::Scene scene = data::sample_scene(40001);
+    QCOMPARE(shapes_checker_verdict(scene.caption(), blank), std::optional<bool>(false));
+    const cv::Mat rendered = data::render_scene(scene);
+    Image drawn;
+    drawn.width = rendered.cols;
+    drawn.height = rendered.rows;
+    drawn.rgb.assign(rendered.data, rendered.data + rendered.total() * 3);
+    QCOMPARE(shapes_checker_verdict(scene.caption(), drawn), std::optional<bool>(true));
+  }
+
   void drafter_training_lowers_its_loss_and_resumes() {
     const Transformer target(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 5), at::kCPU);
     const TokenizedCorpus corpus = small_corpus(16);

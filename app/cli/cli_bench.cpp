@@ -108,15 +108,7 @@ Judges judges_for(BenchRun& run, const std::string& prompt_spec, const std::stri
 #else
   if (!info.text_conditioned) return {};
   Judges judges;
-  judges.score = [](const std::string& prompt, const Image& image) -> std::optional<bool> {
-    eval::ParsedPrompt parsed;
-    try {
-      parsed = eval::parse_shapes_prompt(prompt);
-    } catch (const Error&) {
-      return std::nullopt;  // not a shapes caption (an emoji name, say): no verdict
-    }
-    return check_image(image, parsed).passed();
-  };
+  judges.score = shapes_checker_verdict;  // no verdict on what is not a shapes caption (an emoji's name, say)
   auto net = FeatureExtractor::load(app::feature_net_path());
   if (!net) {
     std::cerr << "bench: no feature network at '" << app::feature_net_path()

@@ -7,6 +7,21 @@
 #include "cli/train_shared.h"
 
 namespace speculum::cli {
+namespace {
+
+// train samples --only-passing: an image is kept when the prompt checker passes it; a caption it cannot judge is an error.
+bool keep_checker_passes(const GenerateParams& request, const GenerateResult& result) {
+#ifdef SPECULUM_ENGINE_ONLY
+  (void)request, (void)result;
+  throw Error("--only-passing needs the prompt checker, which this engine-only build lacks");
+#else
+  const std::optional<bool> verdict = shapes_checker_verdict(request.prompt, result.image);
+  if (!verdict) throw Error("--only-passing judges shapes captions; \"" + request.prompt + "\" is not one");
+  return *verdict;
+#endif
+}
+
+}  // namespace
 
 CLI::App* add_train_commands(CLI::App& app) {
   CLI::App* train = app.add_subcommand("train", "Train the default model's parts");
@@ -130,7 +145,14 @@ CLI::App* add_train_commands(CLI::App& app) {
                       "shapes bundles: shapes captions)");
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*samples, sa->device);
-  samples->final_callback([sa] {
+  auto only_passing = std::make_shared<bool>(false);
+#ifndef SPECULUM_ENGINE_ONLY  // the prompt checker needs OpenCV
+  samples->add_flag("--only-passing", *only_passing,
+                    "Keep only the images the prompt checker passes (shapes captions): the target's own correct drawings, "
+                    "to fine-tune it on");
+#endif
+  samples->final_callback([sa, only_passing] {
+    if (*only_passing) sa->keep = keep_checker_passes;
     // Ctrl-C / SIGTERM: keep the images generated so far.
     const int rc = run_reporting_errors([&] { generate_samples(*sa, training_callbacks()); });
     if (rc) throw CLI::RuntimeError(rc);

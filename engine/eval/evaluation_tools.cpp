@@ -43,6 +43,16 @@ std::optional<VqModel> tokenizer_of(const std::string& bundle_dir) {
 
 eval::CheckReport check_image(const Image& image, const eval::ParsedPrompt& prompt) { return eval::check_image(as_mat(image), prompt); }
 
+std::optional<bool> shapes_checker_verdict(const std::string& prompt, const Image& image) {
+  eval::ParsedPrompt parsed;
+  try {
+    parsed = eval::parse_shapes_prompt(prompt);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return check_image(image, parsed).passed();
+}
+
 Image read_image_file(const std::string& path) {
   const cv::Mat rgb = eval::read_rgb_image(path);
   Image image;

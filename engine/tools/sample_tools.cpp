@@ -77,28 +77,38 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   TokenizedCorpus corpus;
   corpus.vocabulary = m.text_vocab;
   std::vector<at::Tensor> codes;
+  int generated = 0;
   for (int i = 0; i < request.count && !tools::stopped(callbacks); ++i) {
     GenerateParams p;
     p.seed = request.scene_seed + i;
     condition_sample(p, p.seed, classes, prompts);
     p.sampling = engine->info().sampling;
-    const auto tokens = engine->generate(p).tokens;
-    codes.push_back(at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end()), at::kLong));
-    if (class_bundle) {
-      corpus.words.emplace_back();
-      corpus.classes.push_back(p.class_id);
-    } else if (t5_bundle) {
-      corpus.words.emplace_back();
-      corpus.captions.push_back(p.prompt);  // encoded again by T5 when a trainer loads the corpus
-    } else {
-      corpus.words.push_back(vocabulary.encode(p.prompt));
+    const GenerateResult result = engine->generate(p);
+    ++generated;
+    const bool kept = !request.keep || request.keep(p, result);
+    if (kept) {
+      codes.push_back(at::tensor(std::vector<std::int64_t>(result.tokens.begin(), result.tokens.end()), at::kLong));
+      if (class_bundle) {
+        corpus.words.emplace_back();
+        corpus.classes.push_back(p.class_id);
+      } else if (t5_bundle) {
+        corpus.words.emplace_back();
+        corpus.captions.push_back(p.prompt);  // encoded again by T5 when a trainer loads the corpus
+      } else {
+        corpus.words.push_back(vocabulary.encode(p.prompt));
+      }
     }
-    if ((i + 1) % 50 == 0) tools::report(callbacks, "generated " + std::to_string(i + 1) + " / " + std::to_string(request.count));
+    if ((i + 1) % 50 == 0)
+      tools::report(callbacks, "generated " + std::to_string(i + 1) + " / " + std::to_string(request.count) +
+                                   (request.keep ? ", kept " + std::to_string(codes.size()) : ""));
   }
-  if (codes.empty()) throw Error("samples: stopped before the first image; nothing written");
+  if (codes.empty())
+    throw Error(generated == 0 ? std::string("samples: stopped before the first image; nothing written")
+                               : "samples: none of the " + std::to_string(generated) + " images was kept; nothing written");
   corpus.codes = at::stack(codes);
   corpus.save(request.out, m.target.cls_token_num);
-  tools::report(callbacks, "wrote " + request.out + " (" + std::to_string(corpus.size()) + " images)");
+  tools::report(callbacks, "wrote " + request.out + " (" + std::to_string(corpus.size()) + " images" +
+                               (request.keep ? " kept of " + std::to_string(generated) : "") + ")");
 }
 
 SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request) {
