@@ -65,6 +65,8 @@ struct TargetTrainRequest {
   std::string vq_run;                // VQ run folder (train_vq): its tokenizer.json
   std::vector<std::string> corpora;  // tokenised corpora (tokenize_scenes), used as one
   std::string held_out;              // optional: a corpus for the validation loss
+  // The target's own samples with the checker's verdicts (generate_samples with judge set), for params.preference.
+  std::vector<std::string> judged;
   std::string out;                   // run folder; resumes when it has a checkpoint (keeping its architecture)
   int threads = 2;
   TargetShape shape;                 // a new run only
@@ -133,9 +135,13 @@ struct SamplesRequest {
   std::string prompts_file;
   std::string device = "cpu";
   int threads = 2;
-  // Which of the `count` images the corpus keeps (front ends: the prompt checker's passes, for fine-tuning the
-  // target on its own correct drawings); empty: every image. An image it refuses is generated, not written.
-  std::function<bool(const GenerateParams& request, const GenerateResult& result)> keep;
+  // Images drawn per caption (each with its own generation seed): image i takes the caption of scene seed
+  // scene_seed + i / per_caption and generation seed scene_seed + i, so one caption's images can be compared.
+  int per_caption = 1;
+  // A verdict on each image (front ends: the prompt checker's): stored in the corpus ('passed'), for preference
+  // training on the target's own samples; with only_passing, the corpus keeps only the passes instead. Empty: none.
+  std::function<bool(const GenerateParams& request, const GenerateResult& result)> judge;
+  bool only_passing = false;
   std::string to_string() const;
 };
 void generate_samples(const SamplesRequest& request, const ToolCallbacks& callbacks = {});

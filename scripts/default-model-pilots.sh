@@ -41,6 +41,9 @@
 #              beside corpora c and d: fine-tuning on its correct samples, the checker as a reward (rejection sampling)
 #   own-only   those passes alone (no scenes, so no contrast: they have no object masks), 400 steps: the on-policy
 #              signal undiluted
+#   prefer     as more for 400 steps, plus the preference loss (DPO, --preference 1, beta 0.1, 8 pairs per step) on the
+#              shipped target's own samples judged by the checker (train samples --verdicts, 4 per caption for 2,500
+#              training captions, seeds 60,000..): pushes up what it draws right and down what it draws wrong
 # and one that is not a pilot but a whole run: stage 4 of scripts/train-default.sh (from stage 3's end, the first
 # 8,000 fresh scenes, 3,000 steps at peak LR 3e-4) with one change, the target grown to 8 blocks; it takes about
 # 70 minutes of both cores, so run it alone: THREADS=2 MINUTES=90 ... grown-run
@@ -107,6 +110,8 @@ args_of() {
     own-passes) local own=("$P/own-passes-0.safetensors" "$P/own-passes-1.safetensors")
       echo --corpus "$P/corpus-c.safetensors" "$P/corpus-d.safetensors" "${own[@]}" "${own[@]}" "${run_end[@]:3}" \
         --caption-contrast 0.1 ;;
+    prefer) echo "${run_end[@]/800/400}" --caption-contrast 0.1 --preference 1 --judged "$P/judged-0.safetensors" \
+      "$P/judged-1.safetensors" ;;
     own-only) echo --corpus "$P/own-passes-0.safetensors" "$P/own-passes-1.safetensors" "${run_end[@]:3:2}" --steps 400 \
       --warmup 50 --held-out "$P/held-out.safetensors" --lr 2e-4 ;;
     grown-run) echo "${continued[@]/800/3000}" --held-out "$P/held-out.safetensors" --caption-contrast 0.1 \
@@ -124,17 +129,23 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, own-passes, own-only, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, own-passes, own-only, prefer, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
-# The shipped target's own drawings that the checker passes, for the pilots that train on them (made once, two halves
+# The shipped target's own drawings, judged by the checker, for the pilots that train on them (made once, two halves
 # side by side on one thread each, ~13 minutes).
 for pilot in "$@"; do
   case "$pilot" in own-passes | own-only)
     for k in 0 1; do
       [ -f "$P/own-passes-$k.safetensors" ] || $CLI train samples --bundle resources/models/default --only-passing \
         --count 5000 --scene-seed $((40000 + 5000 * k)) --threads 1 --out "$P/own-passes-$k.safetensors" > /dev/null &
+    done
+    wait ;;
+  prefer)
+    for k in 0 1; do
+      [ -f "$P/judged-$k.safetensors" ] || $CLI train samples --bundle resources/models/default --verdicts --per-caption 4 \
+        --count 5000 --scene-seed $((60000 + 5000 * k)) --threads 1 --out "$P/judged-$k.safetensors" > /dev/null &
     done
     wait ;;
   esac

@@ -9,14 +9,14 @@
 namespace speculum::cli {
 namespace {
 
-// train samples --only-passing: an image is kept when the prompt checker passes it; a caption it cannot judge is an error.
-bool keep_checker_passes(const GenerateParams& request, const GenerateResult& result) {
+// train samples --verdicts / --only-passing: whether the prompt checker passes an image; a caption it cannot judge is an error.
+bool checker_passes(const GenerateParams& request, const GenerateResult& result) {
 #ifdef SPECULUM_ENGINE_ONLY
   (void)request, (void)result;
-  throw Error("--only-passing needs the prompt checker, which this engine-only build lacks");
+  throw Error("--verdicts and --only-passing need the prompt checker, which this engine-only build lacks");
 #else
   const std::optional<bool> verdict = shapes_checker_verdict(request.prompt, result.image);
-  if (!verdict) throw Error("--only-passing judges shapes captions; \"" + request.prompt + "\" is not one");
+  if (!verdict) throw Error("the prompt checker judges shapes captions; \"" + request.prompt + "\" is not one");
   return *verdict;
 #endif
 }
@@ -75,6 +75,18 @@ CLI::App* add_train_commands(CLI::App& app) {
             "of cells, where generation commits to a shape; needs object shares)")
       ->check(CLI::IsMember({"image", "object-tops"}))
       ->default_str("image");
+  target->add_option("--preference", g->params.preference,
+                     "Weight of the preference loss (DPO) on the target's own samples judged by the prompt checker "
+                     "(--judged): pairs of one caption's passing and failing image, against the --init-from model (0: off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  target->add_option("--judged", g->judged, "The target's own samples with the checker's verdicts (train samples --verdicts)");
+  target->add_option("--preference-beta", g->params.preference_beta, "DPO's beta: how far from the reference a margin counts")
+      ->check(CLI::Range(1e-6, 100.0))
+      ->capture_default_str();
+  target->add_option("--preference-pairs", g->params.preference_pairs, "Pairs per step")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   target->add_option("--contrast-exchange", g->params.contrast_exchange,
                      "The share of foils that exchange a caption's two colours or two shapes where it has two (a "
                      "relation's): the same words bound to the other object (0: one-word swaps only)")
@@ -145,14 +157,18 @@ CLI::App* add_train_commands(CLI::App& app) {
                       "shapes bundles: shapes captions)");
   samples->add_option("--threads", sa->threads, "LibTorch threads")->capture_default_str();
   add_training_device_option(*samples, sa->device);
-  auto only_passing = std::make_shared<bool>(false);
+  samples->add_option("--per-caption", sa->per_caption, "Images per caption, each with its own seed")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  auto judging = std::make_shared<std::pair<bool, bool>>(false, false);  // --verdicts, --only-passing
 #ifndef SPECULUM_ENGINE_ONLY  // the prompt checker needs OpenCV
-  samples->add_flag("--only-passing", *only_passing,
-                    "Keep only the images the prompt checker passes (shapes captions): the target's own correct drawings, "
-                    "to fine-tune it on");
+  samples->add_flag("--verdicts", judging->first,
+                    "Store the prompt checker's verdict on each image (shapes captions): pairs for train target --preference");
+  samples->add_flag("--only-passing", judging->second, "Keep only the images the prompt checker passes (shapes captions)");
 #endif
-  samples->final_callback([sa, only_passing] {
-    if (*only_passing) sa->keep = keep_checker_passes;
+  samples->final_callback([sa, judging] {
+    if (judging->first || judging->second) sa->judge = checker_passes;
+    sa->only_passing = judging->second;
     // Ctrl-C / SIGTERM: keep the images generated so far.
     const int rc = run_reporting_errors([&] { generate_samples(*sa, training_callbacks()); });
     if (rc) throw CLI::RuntimeError(rc);

@@ -58,6 +58,8 @@ int class_of_sample(std::uint64_t seed, const std::vector<int>& classes) {
 
 void generate_samples(const SamplesRequest& request, const ToolCallbacks& callbacks) {
   if (request.count < 1) throw Error("samples: count " + std::to_string(request.count) + " must be at least 1");
+  if (request.per_caption < 1) throw Error("samples: per_caption " + std::to_string(request.per_caption) + " must be at least 1");
+  if (request.only_passing && !request.judge) throw Error("samples: only_passing needs a judge of the images");
   EngineParams ep;
   ep.bundle_dir = request.bundle;
   ep.device = request.device;
@@ -77,16 +79,18 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   TokenizedCorpus corpus;
   corpus.vocabulary = m.text_vocab;
   std::vector<at::Tensor> codes;
-  int generated = 0;
+  int generated = 0, passes = 0;
   for (int i = 0; i < request.count && !tools::stopped(callbacks); ++i) {
     GenerateParams p;
     p.seed = request.scene_seed + i;
-    condition_sample(p, p.seed, classes, prompts);
+    condition_sample(p, request.scene_seed + i / request.per_caption, classes, prompts);
     p.sampling = engine->info().sampling;
     const GenerateResult result = engine->generate(p);
     ++generated;
-    const bool kept = !request.keep || request.keep(p, result);
-    if (kept) {
+    const bool passed = request.judge && request.judge(p, result);
+    passes += passed;
+    if (passed || !request.only_passing) {
+      if (request.judge) corpus.passed.push_back(passed);
       codes.push_back(at::tensor(std::vector<std::int64_t>(result.tokens.begin(), result.tokens.end()), at::kLong));
       if (class_bundle) {
         corpus.words.emplace_back();
@@ -100,7 +104,7 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
     }
     if ((i + 1) % 50 == 0)
       tools::report(callbacks, "generated " + std::to_string(i + 1) + " / " + std::to_string(request.count) +
-                                   (request.keep ? ", kept " + std::to_string(codes.size()) : ""));
+                                   (request.judge ? ", passed " + std::to_string(passes) : ""));
   }
   if (codes.empty())
     throw Error(generated == 0 ? std::string("samples: stopped before the first image; nothing written")
@@ -108,7 +112,8 @@ void generate_samples(const SamplesRequest& request, const ToolCallbacks& callba
   corpus.codes = at::stack(codes);
   corpus.save(request.out, m.target.cls_token_num);
   tools::report(callbacks, "wrote " + request.out + " (" + std::to_string(corpus.size()) + " images" +
-                               (request.keep ? " kept of " + std::to_string(generated) : "") + ")");
+                               (request.only_passing ? " kept of " + std::to_string(generated) : "") + ")" +
+                               (request.judge && !request.only_passing ? ": " + std::to_string(passes) + " passed" : ""));
 }
 
 SoftVerificationBounds calibrate_bundle(const CalibrateRequest& request) {

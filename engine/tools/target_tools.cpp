@@ -81,7 +81,14 @@ void train_target_run(const TargetTrainRequest& request, const ToolCallbacks& ca
   TargetTrainParams params = request.params;
   if (params.caption_contrast > 0 && params.foil_groups.empty()) params.foil_groups = data::caption_foil_groups();
   if (params.contrast_exchange > 0 && params.exchange_groups.empty()) params.exchange_groups = data::caption_exchange_groups();
-  train_target(m.target, params, out, corpus, held_out, tools::progress_of(callbacks), callbacks.stop);
+  if ((params.preference > 0) != !request.judged.empty())
+    throw Error(params.preference > 0 ? "--preference needs the target's judged samples (--judged CORPUS, from train samples --verdicts)"
+                                      : "--judged samples are for the preference loss; give its weight (--preference W)");
+  const TokenizedCorpus judged = request.judged.empty() ? TokenizedCorpus{} : load_corpora(request.judged);
+  if (!request.judged.empty() && judged.vocabulary != corpus.vocabulary)
+    throw Error("'" + request.judged.front() + "' numbers its words differently from the training corpus (judge samples of a "
+                "bundle trained on it)");
+  train_target(m.target, params, out, corpus, held_out, tools::progress_of(callbacks), callbacks.stop, judged);
 }
 
 void install_low_res_drafter(const std::string& run_dir, const std::string& bundle_dir, const ToolCallbacks& callbacks) {

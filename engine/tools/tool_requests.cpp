@@ -20,6 +20,7 @@ std::string TargetTrainRequest::to_string() const {
     << " layers=" << shape.layers << " heads=" << shape.heads << " text_encoder_layers=" << shape.text_encoder_layers
     << " image_positions=" << shape.image_positions << " " << params.to_string();
   if (!held_out.empty()) s << " held_out=" << held_out;
+  if (!judged.empty()) s << " judged=" << joined(judged);
   return s.str();
 }
 
@@ -51,6 +52,8 @@ std::string SamplesRequest::to_string() const {
     for (std::size_t i = 0; i < classes.size(); ++i) s << (i ? "," : "") << classes[i];
   }
   if (!prompts_file.empty()) s << " prompts_file=" << prompts_file;
+  if (per_caption != 1) s << " per_caption=" << per_caption;
+  if (judge) s << (only_passing ? " only_passing" : " judged");
   return s.str();
 }
 

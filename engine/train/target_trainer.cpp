@@ -33,6 +33,10 @@ void TokenizedCorpus::save(const std::string& path, int max_words) const {
   TensorMap tensors = {{"codes", codes.to(at::kInt)}, {"words", word_table}};
   if (!classes.empty()) tensors["classes"] = at::tensor(classes, at::kInt);
   if (object_share.defined()) tensors["object_share"] = (object_share * 255).round().clamp(0, 255).to(at::kByte);
+  if (!passed.empty()) {
+    if (static_cast<std::int64_t>(passed.size()) != n) throw Error("a corpus needs one verdict per image");
+    tensors["passed"] = at::tensor(std::vector<std::uint8_t>(passed.begin(), passed.end()), at::kByte);
+  }
   std::map<std::string, std::string> metadata = {{"vocabulary", joined}};
   if (!captions.empty()) metadata["captions"] = nlohmann::json(captions).dump();
   save_tensors(path, tensors, DType::F32, metadata);
@@ -60,6 +64,15 @@ TokenizedCorpus TokenizedCorpus::load(const std::string& path) {
       throw Error("'" + path + "': 'classes' must be I32 [" + std::to_string(codes->shape[0]) + "], one per image");
     const at::Tensor ids = view(classes);
     corpus.classes.assign(ids.data_ptr<int>(), ids.data_ptr<int>() + ids.numel());
+  }
+  if (const TensorInfo* passed = file.find("passed")) {
+    if (passed->dtype != DType::U8 || passed->shape != std::vector<std::int64_t>{codes->shape[0]})
+      throw Error("'" + path + "': 'passed' must be U8 [" + std::to_string(codes->shape[0]) + "], a verdict per image");
+    const std::uint8_t* verdicts = file.data(*passed);
+    for (std::int64_t i = 0; i < codes->shape[0]; ++i) {
+      if (verdicts[i] > 1) throw Error("'" + path + "': 'passed' holds " + std::to_string(verdicts[i]) + "; a verdict is 0 or 1");
+      corpus.passed.push_back(static_cast<char>(verdicts[i]));
+    }
   }
   if (const auto it = file.metadata().find("vocabulary"); it != file.metadata().end()) {
     std::istringstream lines(it->second);
@@ -107,6 +120,9 @@ TokenizedCorpus load_corpora(const std::vector<std::string>& paths) {
     if (codes.size() > 1 && part.captions.empty() != all.captions.empty())
       throw Error("'" + path + "' " + (part.captions.empty() ? "has no caption texts" : "has caption texts") + ", unlike '" +
                   paths.front() + "'");
+    if (codes.size() > 1 && part.passed.empty() != all.passed.empty())
+      throw Error("'" + path + "' " + (part.passed.empty() ? "has no verdicts" : "has verdicts") + ", unlike '" + paths.front() + "'");
+    all.passed.insert(all.passed.end(), part.passed.begin(), part.passed.end());
     all.captions.insert(all.captions.end(), part.captions.begin(), part.captions.end());
     for (auto& w : part.words) all.words.push_back(std::move(w));
     all.classes.insert(all.classes.end(), part.classes.begin(), part.classes.end());
@@ -134,6 +150,24 @@ void check_corpus(const TokenizedCorpus& corpus, const GptConfig& config) {
     throw Error("a T5-conditioned model trains on a corpus with a caption text per image (train samples --prompts writes one)");
   if (!t5_model && !corpus.captions.empty())
     throw Error("the corpus holds caption texts for T5, but the model reads " + std::string(class_model ? "classes" : "vocabulary words"));
+}
+
+PreferencePairs preference_pairs(const TokenizedCorpus& judged) {
+  if (judged.passed.empty()) throw Error("preference pairs need a corpus with the checker's verdicts (train samples --verdicts)");
+  std::map<std::vector<int>, std::size_t> caption_index;
+  std::vector<std::vector<std::int64_t>> passed, failed;
+  for (std::int64_t i = 0; i < judged.size(); ++i) {
+    const auto [at, added] = caption_index.try_emplace(judged.words.at(static_cast<std::size_t>(i)), passed.size());
+    if (added) passed.emplace_back(), failed.emplace_back();
+    (judged.passed[static_cast<std::size_t>(i)] ? passed : failed)[at->second].push_back(i);
+  }
+  PreferencePairs pairs;
+  for (std::size_t c = 0; c < passed.size(); ++c)
+    if (!passed[c].empty() && !failed[c].empty()) pairs.passed.push_back(passed[c]), pairs.failed.push_back(failed[c]);
+  if (pairs.captions() == 0)
+    throw Error("no caption of the judged corpus has both a passing and a failing image (draw several per caption: "
+                "train samples --per-caption K)");
+  return pairs;
 }
 
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
@@ -322,6 +356,11 @@ at::Tensor object_tops(const at::Tensor& shares, std::int64_t rows, std::int64_t
 
 namespace {
 
+// log p of each token [B, N] under teacher-forced logits [B, N, V].
+at::Tensor token_log_p(const at::Tensor& logits, const at::Tensor& tokens) {
+  return at::log_softmax(logits.to(at::kFloat), -1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1);
+}
+
 // The caption-contrast loss (TargetTrainParams::caption_contrast) and the mean Δ (nats by which the true captions
 // explain their images — or, with a mask [B, N], the masked tokens — better than the foils): the log-probabilities
 // under the true captions come from the step's own logits [B, N, V]; under the foils, from one more teacher-forced pass.
@@ -340,11 +379,38 @@ std::pair<at::Tensor, double> caption_contrast_loss(const Transformer& model, co
   const auto [prefix, attendable] = model.caption_batch(foils.words, std::vector<bool>(foils.words.size(), false));
   const at::Tensor foil_logits = model.head(model.forward_teacher_hidden(prefix, attendable, foil_tokens));
   const at::Tensor weights = mask.defined() ? mask.index_select(0, index.cpu()).to(logits.device()) : at::ones_like(foil_tokens, at::kFloat);
-  const auto log_p = [&](const at::Tensor& l) {
-    return (at::log_softmax(l.to(at::kFloat), -1).gather(-1, foil_tokens.unsqueeze(-1)).squeeze(-1) * weights).sum(1);
-  };
+  const auto log_p = [&](const at::Tensor& l) { return (token_log_p(l, foil_tokens) * weights).sum(1); };
   const at::Tensor delta = log_p(logits.index_select(0, index)) - log_p(foil_logits);
   return {at::softplus(-delta).mean(), delta.mean().item<double>()};
+}
+
+// The preference loss (TargetTrainParams::preference) on this step's pairs, and their mean margin in nats: how much
+// more the model gained on the passing images than on the failing ones, since the reference.
+std::pair<at::Tensor, double> preference_loss(const Transformer& model, const Transformer& reference, const TokenizedCorpus& judged,
+                                              const PreferencePairs& pairs, const TargetTrainParams& params, int step) {
+  constexpr std::uint64_t kPreferenceSlots = 1ull << 34;  // past the batch's, the foils' and the exchanges' draws
+  const auto draw = [&](std::uint64_t slot, std::size_t n) {
+    const double u = counter_uniform(params.seed, RngStream::Data, step, kPreferenceSlots + slot);
+    return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
+  };
+  const int n = params.preference_pairs;
+  std::vector<std::int64_t> rows(2 * static_cast<std::size_t>(n));  // the passing images, then the failing ones
+  for (int k = 0; k < n; ++k) {
+    const std::size_t c = draw(3 * k, pairs.captions());
+    rows[k] = pairs.passed[c][draw(3 * k + 1, pairs.passed[c].size())];
+    rows[n + k] = pairs.failed[c][draw(3 * k + 2, pairs.failed[c].size())];
+  }
+  const std::vector<bool> captioned(rows.size(), false);
+  const auto [logits, tokens] = teacher_logits(model, judged, rows, captioned);
+  at::Tensor reference_log_p;
+  {
+    at::NoGradGuard no_grad;
+    const auto [reference_logits, same_tokens] = teacher_logits(reference, judged, rows, captioned);
+    reference_log_p = token_log_p(reference_logits, same_tokens).sum(1);
+  }
+  const at::Tensor gain = token_log_p(logits, tokens).sum(1) - reference_log_p;
+  const at::Tensor margin = gain.narrow(0, 0, n) - gain.narrow(0, n, n);
+  return {at::softplus(-params.preference_beta * margin).mean(), margin.mean().item<double>()};
 }
 
 }  // namespace
@@ -467,7 +533,7 @@ double held_out_loss(const Transformer& model, const TokenizedCorpus& held_out) 
 
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
                        const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
-                       const std::atomic<bool>* stop) {
+                       const std::atomic<bool>* stop, const TokenizedCorpus& judged) {
   check_corpus(corpus, config);
   const std::string ckpt = checkpoint_dir(run_dir);
   const auto specs = gpt_tensor_specs(config);
@@ -546,10 +612,28 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
     throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
 
+  // The preference loss's reference: the model the run started from, rebuilt the same way on a resume.
+  const bool preferring = params.preference > 0;
+  PreferencePairs pairs;
+  std::optional<Transformer> reference;
+  if (preferring) {
+    if (params.init_from.empty()) throw Error("--preference needs the model the run starts from as its reference (--init-from)");
+    if (params.preference_pairs < 1) throw Error("preference_pairs " + std::to_string(params.preference_pairs) + " must be at least 1");
+    check_corpus(judged, config);
+    pairs = preference_pairs(judged);
+    TensorMap start = initial_weights(specs, params.seed);
+    copy_from_source(start, init_source(params.init_from));
+    for (auto& [name, t] : start) t = t.to(device);
+    reference.emplace(config, start, device);
+    progress("preference: " + std::to_string(pairs.captions()) + " captions with a passing and a failing image, against " +
+             params.init_from);
+  }
+
   const int last_step = params.stop_at > 0 ? std::min(params.stop_at, params.schedule.steps) : params.schedule.steps;
   std::vector<std::string> columns = {"loss", "lr", "grad_norm", "held_out_loss"};
   if (reading) columns.push_back("caption_reading");
   if (contrasting) columns.insert(columns.end(), {"caption_contrast", "foil_margin"});
+  if (preferring) columns.insert(columns.end(), {"preference", "preference_margin"});
   TrainingLog log(run_dir, columns, last_step, state);
   double last_held_out = state.values.count("held_out_loss") ? state.values["held_out_loss"] : 0;
   for (int step = state.step; step < last_step; ++step) {
@@ -570,8 +654,11 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                                                               config.grid_rows, config.grid_cols)
                                                 : at::Tensor())
                     : std::pair<at::Tensor, double>{};
+    const auto [preferred_loss, preference_margin] =
+        preferring ? preference_loss(model, *reference, judged, pairs, params, step) : std::pair<at::Tensor, double>{};
     at::Tensor objective = loss;
     if (contrasting) objective = objective + params.caption_contrast * contrast_loss;
+    if (preferring) objective = objective + params.preference * preferred_loss;
     optimizer.zero_grad();
     if (reading) {
       reader_optimizer->zero_grad();
@@ -597,6 +684,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
       std::vector<double> values = {loss.item<double>(), lr, grad_norm, last_held_out};
       if (reading) values.push_back(read_loss.item<double>());
       if (contrasting) values.insert(values.end(), {contrast_loss.item<double>(), foil_margin});
+      if (preferring) values.insert(values.end(), {preferred_loss.item<double>(), preference_margin});
       log.row(step + 1, values);
       progress(log.progress(step, values));
     }

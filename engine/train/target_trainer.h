@@ -18,13 +18,14 @@ namespace speculum {
 
 // Images as VQ codes with their condition: captions as text-vocabulary ids, or (a class-conditioned model's samples)
 // class ids; stored as safetensors ("codes" I32 [N, tokens], "words" I32 [N, max_words] padded with -1, metadata
-// "vocabulary", optionally "classes" I32 [N], and optionally "object_share" U8 [N, tokens]: 255 x the share of each
-// token's cell the scene's objects cover).
+// "vocabulary", optionally "classes" I32 [N], optionally "object_share" U8 [N, tokens]: 255 x the share of each
+// token's cell the scene's objects cover, and optionally "passed" U8 [N]: the prompt checker's verdict on each image).
 struct TokenizedCorpus {
   at::Tensor codes;  // [N, tokens] int64
   at::Tensor object_share;  // [N, tokens] float 0..1, or undefined (a corpus tokenised before it existed); emoji rows 0
   std::vector<std::vector<int>> words;  // empty captions in a class or T5 corpus
   std::vector<int> classes;              // one per image in a class corpus, else empty
+  std::vector<char> passed;              // the target's own samples judged (train samples --verdicts): 1 passed, else empty
   std::vector<std::string> vocabulary;  // word of each id (stored in the file's metadata)
   // A T5 model's samples: each image's caption as generation read it (metadata "captions", a JSON array), else empty.
   std::vector<std::string> captions;
@@ -42,6 +43,14 @@ struct TokenizedCorpus {
 // must agree word for word where they overlap (a shapes-only corpus numbers its words as a prefix of one
 // with emoji captions); the result carries the longest. Throws naming the file and the first differing word.
 TokenizedCorpus load_corpora(const std::vector<std::string>& paths);
+
+// A judged corpus's images as preference pairs: per caption that has both, the rows the checker passed and the rows
+// it failed (captions with only one kind take no part). Throws if the corpus has no verdicts or no such caption.
+struct PreferencePairs {
+  std::vector<std::vector<std::int64_t>> passed, failed;  // per caption
+  std::size_t captions() const { return passed.size(); }
+};
+PreferencePairs preference_pairs(const TokenizedCorpus& judged);
 
 // Throws unless the corpus has images, each has `config`'s grid of tokens, and a class model's corpus has a class
 // inside its table per image (a caption model's, none), a T5 model's a caption per image.
@@ -101,9 +110,10 @@ at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& co
 void for_each_teacher_batch(const Transformer& target, const TokenizedCorpus& corpus, int images,
                             const std::function<void(const at::Tensor& features, const at::Tensor& tokens)>& body);
 
-// Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights).
+// Returns the EMA weights (also checkpointed as ema.safetensors next to the raw weights). `judged`: the target's own
+// samples with the checker's verdicts, for the preference loss (TargetTrainParams::preference); empty without it.
 TensorMap train_target(const GptConfig& config, const TargetTrainParams& params, const std::string& run_dir,
                        const TokenizedCorpus& corpus, const TokenizedCorpus& held_out, const ProgressLine& progress,
-                       const std::atomic<bool>* stop = nullptr);
+                       const std::atomic<bool>* stop = nullptr, const TokenizedCorpus& judged = {});
 
 }  // namespace speculum

@@ -40,6 +40,7 @@ std::string TargetTrainParams::to_string() const {
   if (stop_at) s << " stop_at=" << stop_at;
   if (!init_from.empty()) s << " init_from=" << init_from;
   if (grown_lr_scale != 1) s << " grown_lr_scale=" << grown_lr_scale;
+  if (preference > 0) s << " preference=" << preference << " preference_beta=" << preference_beta << " preference_pairs=" << preference_pairs;
   return s.str();
 }
 

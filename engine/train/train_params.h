@@ -58,6 +58,15 @@ struct TargetTrainParams {
   // relation's two colours or two shapes): the same words bound to the other object, which no one-word swap asks.
   double contrast_exchange = 0;
   std::vector<std::vector<std::string>> exchange_groups;  // train_target_run fills the shapes grammar's (colours, shapes)
+  // Weight of the preference loss (DPO, Rafailov et al. 2023) on the target's own samples judged by the prompt checker
+  // (train samples --verdicts): per step, preference_pairs pairs of one caption's passing and failing image, and the
+  // loss -log σ(β [(log π(pass) - log π_ref(pass)) - (log π(fail) - log π_ref(fail))]), log-probabilities summed over
+  // the image's tokens under the caption, π_ref the model the run started from (init_from, frozen). Unlike fitting
+  // the passes alone it also pushes down what the model draws wrong. One more forward and backward pass on 2 x pairs
+  // images and a frozen forward per step. 0: off.
+  double preference = 0;
+  double preference_beta = 0.1;
+  int preference_pairs = 8;
   double ema_decay = 0.999;  // exponential moving average of the weights (ramped up: min(decay, (1+t)/(10+t)))
   std::uint64_t seed = 0;
   std::string device = "cpu";  // "cpu" or "cuda": where the model, its EMA and the optimizer state live
