@@ -647,6 +647,13 @@ class TestTraining : public QObject {
     const std::string plain = dir_.path().toStdString() + "/plain.safetensors";
     unjudged.save(plain, 4);
     EXPECT_ERROR(load_corpora({file, plain}), "has no verdicts");
+    // A verdict that is not 0 or 1, or not one per image, is refused naming the tensor.
+    const std::string bad = dir_.path().toStdString() + "/bad-verdicts.safetensors";
+    const at::Tensor words = at::full({12, 4}, -1, at::kInt);
+    save_tensors(bad, {{"codes", judged.codes.to(at::kInt)}, {"words", words}, {"passed", at::full({12}, 2, at::kByte)}});
+    EXPECT_ERROR(TokenizedCorpus::load(bad), "'passed' holds 2; a verdict is 0 or 1");
+    save_tensors(bad, {{"codes", judged.codes.to(at::kInt)}, {"words", words}, {"passed", at::ones({11}, at::kByte)}});
+    EXPECT_ERROR(TokenizedCorpus::load(bad), "'passed' must be U8 [12], a verdict per image");
 
     // The reference is the model the run starts from: a first run makes it.
     const std::string base = dir_.path().toStdString() + "/preference-base";
