@@ -170,13 +170,21 @@ PreferencePairs preference_pairs(const TokenizedCorpus& judged) {
   return pairs;
 }
 
+namespace {
+
+// One of n choices, uniform, from the Data stream's draw at (step, slot): the batch's rows, foils and pairs.
+std::size_t data_index(std::uint64_t seed, int step, std::uint64_t slot, std::size_t n) {
+  return std::min(n - 1, static_cast<std::size_t>(counter_uniform(seed, RngStream::Data, step, slot) * static_cast<double>(n)));
+}
+
+}  // namespace
+
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
                          int slots_per_row) {
   CorpusBatch b;
   for (int i = 0; i < batch; ++i) {
     const auto slot = static_cast<std::uint64_t>(slots_per_row) * i;
-    b.rows.push_back(std::min<std::int64_t>(
-        corpus.size() - 1, static_cast<std::int64_t>(counter_uniform(seed, RngStream::Data, step, slot) * corpus.size())));
+    b.rows.push_back(static_cast<std::int64_t>(data_index(seed, step, slot, static_cast<std::size_t>(corpus.size()))));
     b.null_caption.push_back(counter_uniform(seed, RngStream::Data, step, slot + 1) < caption_dropout);
   }
   return b;
@@ -296,9 +304,7 @@ Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exc
   for (std::size_t b = 0; b < batch.rows.size(); ++b) {
     if (batch.null_caption[b]) continue;
     const std::vector<int>& caption = corpus.words.at(static_cast<std::size_t>(batch.rows[b]));
-    const auto draw = [&](std::uint64_t slot, std::size_t n) {
-      return std::min(n - 1, static_cast<std::size_t>(counter_uniform(seed, RngStream::Data, step, slot) * n));
-    };
+    const auto draw = [&](std::uint64_t slot, std::size_t n) { return data_index(seed, step, slot, n); };
     std::vector<std::pair<std::size_t, std::size_t>> pairs;  // two different words of one exchange group
     for (std::size_t i = 0; i < caption.size(); ++i)
       for (std::size_t j = i + 1; j < caption.size(); ++j)
@@ -389,10 +395,7 @@ std::pair<at::Tensor, double> caption_contrast_loss(const Transformer& model, co
 std::pair<at::Tensor, double> preference_loss(const Transformer& model, const Transformer& reference, const TokenizedCorpus& judged,
                                               const PreferencePairs& pairs, const TargetTrainParams& params, int step) {
   constexpr std::uint64_t kPreferenceSlots = 1ull << 34;  // past the batch's, the foils' and the exchanges' draws
-  const auto draw = [&](std::uint64_t slot, std::size_t n) {
-    const double u = counter_uniform(params.seed, RngStream::Data, step, kPreferenceSlots + slot);
-    return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
-  };
+  const auto draw = [&](std::uint64_t slot, std::size_t n) { return data_index(params.seed, step, kPreferenceSlots + slot, n); };
   const int n = params.preference_pairs;
   std::vector<std::int64_t> rows(2 * static_cast<std::size_t>(n));  // the passing images, then the failing ones
   for (int k = 0; k < n; ++k) {
