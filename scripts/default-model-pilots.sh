@@ -56,6 +56,13 @@
 # what 45 minutes of both cores reach at 1.16 s per step):
 #   deep-narrow  12 blocks x 128 (heads of 32) instead of 6 x 192: about the same cost per image, twice the depth
 #                between the caption and an object's first tokens; run it alone with THREADS=2 (both cores)
+# and one from nothing with the run's lever from its first step, as long as a session allows (both cores, alone:
+# THREADS=2 MINUTES=100 ... scratch-contrast):
+#   scratch-contrast  the shipped architecture from nothing, the caption contrast on the objects' tops (0.1) from step 0,
+#              on 36,000 scenes (the shipped run's 20,000 without the emoji, corpus-00/01, and corpora a-d) + the emoji split
+#              twice (16 % of the draws, as in stage 1), peak LR 1e-3 after 100 warm-up steps, cosine over 4,000 steps;
+#              against stage 2's end (resources/training/target, 3,800 steps, bagged as shipped-stage2) at about the
+#              same number of steps, and against the shipped target (11,800 steps)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLI=${CLI:-build/bin/speculum-cli}
@@ -79,6 +86,12 @@ if [ "${1:-}" = data ]; then
     --out "$P/corpus-c.safetensors" &
   [ -f "$P/corpus-d.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --emoji "$P/emoji" --count 4000 \
     --seed 32000 --out "$P/corpus-d.safetensors" &
+  wait
+  # The shipped run's 20,000 scenes without the emoji, in two halves side by side.
+  for k in 0 1; do
+    [ -f "$P/corpus-0$k.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --count 10000 \
+      --seed $((10000 * k)) --out "$P/corpus-0$k.safetensors" &
+  done
   wait
   [ -f "$P/corpus-relations.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 4000 --seed 40000 \
     --families relation --out "$P/corpus-relations.safetensors"
@@ -129,7 +142,9 @@ args_of() {
       --steps 4000 --warmup 100 --lr 1e-3 ;;
     deep-narrow) echo --corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --held-out "$P/held-out.safetensors" \
       --dim 128 --layers 12 --heads 4 --steps 2300 --warmup 100 --lr 1e-3 ;;
-    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, own-passes, own-only, prefer, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow)" >&2; exit 2 ;;
+    scratch-contrast) echo --corpus "$P"/corpus-{00,01,a,b,c,d}.safetensors --held-out "$P/held-out.safetensors" \
+      --steps 4000 --warmup 100 --lr 1e-3 --caption-contrast 0.1 --contrast-on object-tops ;;
+    *) echo "unknown pilot '$1' (more, exchange, relations, tops-heavy, tops-strong, deeper, deeper-hot, deeper-fast, own-passes, own-only, prefer, grown-run, fresh, object4, reading, reading-light, fresh-hot, contrast, contrast-strong, contrast-tops, simple, deep-narrow, scratch-contrast)" >&2; exit 2 ;;
   esac
 }
 for pilot in "$@"; do args_of "$pilot" > /dev/null; done
@@ -161,9 +176,22 @@ wait
 shipped=shipped
 [ "$PROMPTS" = 400 ] || shipped=shipped-$PROMPTS
 [ -f "$P/$shipped.csv" ] || $CLI eval --prompts "$PROMPTS" --csv "$P/$shipped.csv" > "$P/$shipped.txt"
+# A pilot from nothing is also paired with stage 2's end (the shipped run at about the same number of steps).
+for pilot in "$@"; do
+  case "$pilot" in scratch-contrast)
+    [ -d "$P/shipped-stage2-bundle" ] || $CLI train bundle --vq "$P/vq" --target resources/training/target \
+      --out "$P/shipped-stage2-bundle" --cfg 1.5 > /dev/null
+    [ -f "$P/shipped-stage2-$PROMPTS.csv" ] || $CLI eval --bundle "$P/shipped-stage2-bundle" --prompts "$PROMPTS" \
+      --csv "$P/shipped-stage2-$PROMPTS.csv" > "$P/shipped-stage2-$PROMPTS.txt" ;;
+  esac
+done
 for pilot in "$@"; do
   $CLI train bundle --vq "$P/vq" --target "$P/$pilot" --out "$P/$pilot-bundle" --cfg 1.5 > /dev/null
   $CLI eval --bundle "$P/$pilot-bundle" --prompts "$PROMPTS" --csv "$P/$pilot.csv" > "$P/$pilot.txt"
   $CLI compare "$P/$shipped.csv" "$P/$pilot.csv" > "$P/$pilot-compare.txt" || [ $? -eq 2 ]  # 2: outside the tolerance
   echo "== $pilot"; cat "$P/$pilot-compare.txt"
+  if [ "$pilot" = scratch-contrast ]; then
+    $CLI compare "$P/shipped-stage2-$PROMPTS.csv" "$P/$pilot.csv" > "$P/$pilot-vs-stage2.txt" || [ $? -eq 2 ]
+    echo "== $pilot against stage 2's end"; cat "$P/$pilot-vs-stage2.txt"
+  fi
 done
