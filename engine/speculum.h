@@ -214,8 +214,8 @@ DraftSizeTable tune_draft_sizes(Engine& engine, const TuneParams& params, const 
 // replaced, else "". Throws Error naming the file when it cannot be written.
 std::string save_draft_sizes(const std::string& file, const DraftSizeTable& table);
 
-// What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded, the decode
-// step's kernels, device.
+// What a benchmark runs on, for its table: CPU model and cores, LibTorch version, the BLAS library loaded (and
+// OpenBLAS's kernel set), the decode step's kernels, device.
 std::string describe_runtime(const std::string& device);
 
 // A bundle with random weights of a preset size, for tests, demos and benchmarks.

@@ -1,8 +1,10 @@
 // bench's records and tables on hand-made data: per-position acceptance from Verify events, quartiles,
 // τ / NFE / acceptance from counts, speed-ups paired per image with ar's, JSON round trip, shard merging
-// and the errors for results that do not belong together.
+// and the errors for results that do not belong together; the machine line's BLAS kernels.
+#include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
+#include "speculum.h"
 #include "test_helpers.h"
 #include "trace/bench_records.h"
 #include "trace/frechet_distance.h"
@@ -262,6 +264,17 @@ class TestBenchRecords : public QObject {
     for (auto& image : old["images"]) image.erase("features");
     const auto old_rows = summarize(bench_run_from_json(old, "old.json"));
     QVERIFY(!old_rows[1].fd_reference && !old_rows[1].fd_ar);
+  }
+
+  // The table's machine line names OpenBLAS's kernel set: the same BLAS file runs AVX2 or AVX-512 kernels by CPU
+  // (and by OPENBLAS_CORETYPE), about 2x apart in GEMM speed on an AVX-512 CPU.
+  void the_machine_line_names_openblas_kernels() {
+    using CoreName = const char* (*)();
+    const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+    if (!core_name) QSKIP("the BLAS this process loaded is not OpenBLAS");
+    const std::string machine = describe_runtime("cpu");
+    QVERIFY2(machine.find("libopenblas") != std::string::npos, machine.c_str());
+    QVERIFY2(machine.find(std::string("(") + core_name() + " kernels), decode-step kernels") != std::string::npos, machine.c_str());
   }
 };
 
