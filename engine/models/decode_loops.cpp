@@ -1,6 +1,7 @@
 #include "models/decode_loops.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,7 @@
 #include "models/decoder_layer_step.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
