@@ -5,6 +5,7 @@
 # continues. Results: runs/p29/<pilot>.txt, <pilot>-compare.txt; the table is in docs/model-card.md.
 #   bash scripts/default-model-pilots.sh data          # the pilots' corpus and held-out set (once)
 #   bash scripts/default-model-pilots.sh PILOT...      # train the pilots side by side, then evaluate each
+#   bash scripts/default-model-pilots.sh eval NAME=RUN_DIR...  # evaluate runs trained elsewhere (scripts/train-gpu.sh)
 # Pilots (each continues the shipped target, resources/training/target-ctx, on 8,000 fresh scenes, seeds
 # 20,000..27,999, plus the emoji training split; 1 thread, batch 16, peak LR 3e-4 after 50 warm-up steps, cosine over
 # 800 steps, stopped by the clock after $MINUTES minutes):
@@ -106,6 +107,17 @@ if [ "${1:-}" = data ]; then
   exit 0
 fi
 
+declare -A run_dir from_nothing
+pilots=()
+if [ "${1:-}" = eval ]; then  # runs trained elsewhere (scripts/train-gpu.sh): eval gpu-scratch=DIR ...
+  shift
+  for named in "$@"; do
+    pilot=${named%%=*}
+    pilots+=("$pilot") run_dir[$pilot]=${named#*=}
+    [[ $pilot == *scratch* || $pilot == *deeper* ]] && from_nothing[$pilot]=1
+  done
+  set --
+fi
 # Each pilot's training arguments.
 args_of() {
   local continued=(--corpus "$P/corpus-a.safetensors" "$P/corpus-b.safetensors" --init-from resources/training/target-ctx
@@ -167,6 +179,8 @@ for pilot in "$@"; do
   esac
 done
 for pilot in "$@"; do
+  pilots+=("$pilot") run_dir[$pilot]=$P/$pilot
+  [ "$pilot" = scratch-contrast ] && from_nothing[$pilot]=1
   # timeout sends SIGINT: the trainer checkpoints and exits; rerunning resumes.
   # shellcheck disable=SC2046  # the arguments split on purpose
   timeout -s INT "${MINUTES}m" $CLI train target --vq "$P/vq" $(args_of "$pilot") --out "$P/$pilot" \
@@ -177,12 +191,12 @@ wait
 shipped=shipped
 [ "$PROMPTS" = 400 ] || shipped=shipped-$PROMPTS
 [ -f "$P/$shipped.csv" ] || $CLI eval --prompts "$PROMPTS" --csv "$P/$shipped.csv" > "$P/$shipped.txt"
-for pilot in "$@"; do
-  $CLI train bundle --vq "$P/vq" --target "$P/$pilot" --out "$P/$pilot-bundle" --cfg 1.5 > /dev/null
+for pilot in "${pilots[@]}"; do
+  $CLI train bundle --vq "$P/vq" --target "${run_dir[$pilot]}" --out "$P/$pilot-bundle" --cfg 1.5 > /dev/null
   $CLI eval --bundle "$P/$pilot-bundle" --prompts "$PROMPTS" --csv "$P/$pilot.csv" > "$P/$pilot.txt"
   $CLI compare "$P/$shipped.csv" "$P/$pilot.csv" > "$P/$pilot-compare.txt" || [ $? -eq 2 ]  # 2: outside the tolerance
   echo "== $pilot"; cat "$P/$pilot-compare.txt"
-  if [ "$pilot" = scratch-contrast ]; then  # a pilot from nothing is also paired with stage 2's end (3,800 steps)
+  if [ "${from_nothing[$pilot]:-0}" = 1 ]; then  # a pilot from nothing is also paired with stage 2's end (3,800 steps)
     [ -d "$P/shipped-stage2-bundle" ] || $CLI train bundle --vq "$P/vq" --target resources/training/target \
       --out "$P/shipped-stage2-bundle" --cfg 1.5 > /dev/null
     [ -f "$P/shipped-stage2-$PROMPTS.csv" ] || $CLI eval --bundle "$P/shipped-stage2-bundle" --prompts "$PROMPTS" \
