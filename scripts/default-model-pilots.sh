@@ -5,7 +5,8 @@
 # continues. Results: runs/p29/<pilot>.txt, <pilot>-compare.txt; the table is in docs/model-card.md.
 #   bash scripts/default-model-pilots.sh data          # the pilots' corpus and held-out set (once)
 #   bash scripts/default-model-pilots.sh PILOT...      # train the pilots side by side, then evaluate each
-#   bash scripts/default-model-pilots.sh eval NAME=RUN_DIR...  # evaluate runs trained elsewhere (scripts/train-gpu.sh)
+#   bash scripts/default-model-pilots.sh eval NAME=RUN_DIR...  # evaluate runs trained elsewhere (scripts/train-gpu.sh);
+#                                       # a NAME with "scratch" or "deeper" is a run from nothing, paired with stage 2 too
 # Pilots (each continues the shipped target, resources/training/target-ctx, on 8,000 fresh scenes, seeds
 # 20,000..27,999, plus the emoji training split; 1 thread, batch 16, peak LR 3e-4 after 50 warm-up steps, cosine over
 # 800 steps, stopped by the clock after $MINUTES minutes):

@@ -27,8 +27,9 @@ mkdir -p "$OUT" "$W"
 log() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$W/session.log"; }
 pack() {  # the logs, tables and traces; each target's weights in pieces
   tar -czf "$OUT/logs.tar.gz" --exclude='*.safetensors' --exclude='*.pt' "$W" 2>/dev/null
-  for run in scratch continued deeper; do
-    [ -f "$W/targets/$run/checkpoint/ema.safetensors" ] || continue
+  for ema in "$W"/targets/*/checkpoint/ema.safetensors; do
+    run=$(basename "$(dirname "$(dirname "$ema")")")
+    [[ -f $ema && $run != probe-* ]] || continue
     tar -cf - -C "$W/targets" "$run/speculum.json" "$run/log.csv" "$run/checkpoint/ema.safetensors" \
       "$run/checkpoint/state.json" | split -b 15M - "$OUT/target-$run.tar.part-"
   done

@@ -7,7 +7,8 @@
 #   scratch    the shipped architecture from nothing, the caption contrast on the objects' tops (0.1) from step 0:
 #              the scratch-contrast pilot (scripts/default-model-pilots.sh) at batch 128, peak LR 1.5e-3
 #   continued  the shipped target continued with the same contrast (stage 4 of scripts/train-default.sh) at batch
-#              128, LR 4e-4
+#              128, LR 4e-4, from the bundle's f16 weights (resources/training's f32 checkpoints are too large to
+#              travel with the tree to a lent machine)
 #   deeper     as scratch with 8 blocks (1.33x the shipped target's work per token)
 # DATA holds vq/tokenizer.json, held-out.safetensors and the training corpora corpus-*.safetensors
 # (scripts/default-model-pilots.sh data makes them). RUNS picks the runs (default: all three).
@@ -23,8 +24,8 @@ BATCH=${BATCH:-128}
 THREADS=${THREADS:-4}  # per run: the CPU side of each step (batches, foils, the optimizer's bookkeeping)
 read -r -a RUNS <<<"${RUNS:-scratch continued deeper}"
 export OMP_WAIT_POLICY=PASSIVE
-# TF32 products on the GPU (ATen's override of its FP32 default): ~8x the arithmetic, a 10-bit mantissa in the
-# products and f32 sums — the precision mixed-precision training of such models uses.
+# TF32 allowed in the GPU's matrix products (ATen's override of its FP32 default): a 10-bit mantissa in the products,
+# f32 sums — enough for training, and what mixed-precision training of such models uses.
 export TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
 mkdir -p "$OUT"
 left() { echo $((DEADLINE - $(date +%s))); }
