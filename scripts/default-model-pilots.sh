@@ -96,6 +96,12 @@ if [ "${1:-}" = data ]; then
       --seed $((10000 * k)) --out "$P/corpus-0$k.safetensors" &
   done
   wait
+  # Fresh scenes for the GPU runs (scripts/train-gpu.sh), side by side: the first with the emoji training split.
+  [ -f "$P/corpus-g100000.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --emoji "$P/emoji" \
+    --count 10000 --seed 100000 --out "$P/corpus-g100000.safetensors" &
+  [ -f "$P/corpus-g110000.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$P/vq" --count 10000 \
+    --seed 110000 --out "$P/corpus-g110000.safetensors" &
+  wait
   [ -f "$P/corpus-relations.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 4000 --seed 40000 \
     --families relation --out "$P/corpus-relations.safetensors"
   [ -f "$P/corpus-simple.safetensors" ] || $CLI train tokenize --vq "$P/vq" --count 8000 --seed 20000 \

@@ -11,7 +11,8 @@
 #     the logs, tables and traces in one archive.
 # Carried in, not in git: DEPS (Debian's spdlog, fmt, CLI11, nlohmann-json and sentencepiece packages unpacked with
 # dpkg -x, for a machine without them) and DATA_ARCHIVE (a tar of runs/p29's vq/tokenizer.json, held-out and
-# corpus-*.safetensors, scripts/default-model-pilots.sh data).
+# corpus-*.safetensors, scripts/default-model-pilots.sh data); scripts/gpu-session-prepare.sh makes both and says how
+# to keep the travelling tree under the lending tool's 64 MB.
 # Usage: SECONDS_TOTAL=540 bash scripts/gpu-session.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
