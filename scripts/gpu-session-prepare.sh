@@ -2,6 +2,8 @@
 # Makes what scripts/gpu-session.sh takes to a lent GPU machine that has PyTorch, CMake and a compiler but none of
 # Speculum's other build dependencies and no network:
 #   .device/deps/usr     Debian's spdlog, fmt, CLI11, nlohmann-json and sentencepiece packages, unpacked (dpkg -x)
+#   .device/init         where scripts/train-gpu.sh's continued run starts: the last GPU run's end
+#                        (resources/training/target-gpu: its manifest and EMA weights, 15 MB)
 #   .device/data.tar.xz  the training data of scripts/train-gpu.sh: the pilots' tokenizer manifest, held-out set and
 #                        corpora (scripts/default-model-pilots.sh data makes them; 66,278 images, ~10 MB packed)
 # .device/ stays out of git (.git/info/exclude) and travels as a carried path. The lending tool takes at most 64 MB
@@ -22,10 +24,13 @@ if [ ! -d .device/deps/usr ]; then
   find .device/deps -name '*.a' -delete  # the shared libraries are what links
   rm -rf .device/deps/usr/share/doc "$debs"
 fi
+mkdir -p .device/init/checkpoint
+cp resources/training/target-gpu/speculum.json .device/init/
+cp resources/training/target-gpu/checkpoint/ema.safetensors .device/init/checkpoint/
 corpora=(corpus-00 corpus-01 corpus-a corpus-b corpus-c corpus-d corpus-g100000 corpus-g110000)
 for c in "${corpora[@]}" held-out; do
   [ -f "$P/$c.safetensors" ] || { echo "missing $P/$c.safetensors: run bash scripts/default-model-pilots.sh data" >&2; exit 1; }
 done
 tar -C "$P" -cf - vq/tokenizer.json held-out.safetensors "${corpora[@]/%/.safetensors}" | xz -6 -T2 > .device/data.tar.xz.partial
 mv .device/data.tar.xz.partial .device/data.tar.xz
-du -sh .device/deps .device/data.tar.xz
+du -sh .device/deps .device/init .device/data.tar.xz

@@ -10,9 +10,9 @@
 #   - and packs into OUT what comes back: each target's EMA weights, manifest and log in pieces under 15 MiB, and
 #     the logs, tables and traces in one archive.
 # Carried in, not in git: DEPS (Debian's spdlog, fmt, CLI11, nlohmann-json and sentencepiece packages unpacked with
-# dpkg -x, for a machine without them) and DATA_ARCHIVE (a tar of runs/p29's vq/tokenizer.json, held-out and
-# corpus-*.safetensors, scripts/default-model-pilots.sh data); scripts/gpu-session-prepare.sh makes both and says how
-# to keep the travelling tree under the lending tool's 64 MB.
+# dpkg -x, for a machine without them), .device/init (the run the continued target starts from) and DATA_ARCHIVE (a
+# tar of runs/p29's vq/tokenizer.json, held-out and corpus-*.safetensors, scripts/default-model-pilots.sh data);
+# scripts/gpu-session-prepare.sh makes them and says how to keep the travelling tree under the lending tool's 64 MB.
 # Usage: SECONDS_TOTAL=540 bash scripts/gpu-session.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +45,7 @@ log "built; $($CLI generate --device cuda --method ar --seed 0 --prompt "a red c
 
 PARTS="tokens llamagen" SEEDS=1 NO_BUILD=1 bash scripts/cuda-check.sh "$W/check" >"$W/check.log" 2>&1 &
 check=$!
+[ -f .device/init/speculum.json ] && export INIT=$PWD/.device/init  # where the continued run starts
 DEADLINE=$((END - 110)) DATA=$W/data CLI=$CLI bash scripts/train-gpu.sh "$W/targets" 2>&1 | tee -a "$W/session.log"
 wait $check
 log "targets done; the CUDA check: $(grep -c '| 1 / 1 |' "$W/check/tokens.md" 2>/dev/null) method-mode pairs with equal tokens"

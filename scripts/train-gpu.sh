@@ -6,9 +6,9 @@
 # Trainers get SIGTERM at the deadline, checkpoint and return.
 #   scratch    the shipped architecture from nothing, the caption contrast on the objects' tops (0.1) from step 0:
 #              the scratch-contrast pilot (scripts/default-model-pilots.sh) at batch 128, peak LR 1.5e-3
-#   continued  the shipped target continued with the same contrast (stage 4 of scripts/train-default.sh) at batch
-#              128, LR 4e-4, from the bundle's f16 weights (resources/training's f32 checkpoints are too large to
-#              travel with the tree to a lent machine)
+#   continued  a trained target continued with the same contrast (stage 4 of scripts/train-default.sh) at batch 128,
+#              LR 4e-4: INIT, a bundle or a run folder (default: the shipped bundle's f16 weights; scripts/gpu-session.sh
+#              passes the last GPU run's end, resources/training/target-gpu, as scripts/gpu-session-prepare.sh packed it)
 #   deeper     as scratch with 8 blocks (1.33x the shipped target's work per token)
 # DATA holds vq/tokenizer.json, held-out.safetensors and the training corpora corpus-*.safetensors
 # (scripts/default-model-pilots.sh data makes them). RUNS picks the runs (default: all three).
@@ -23,6 +23,7 @@ DEVICE=${DEVICE:-cuda}
 BATCH=${BATCH:-128}
 THREADS=${THREADS:-4}  # per run: the CPU side of each step (batches, foils, the optimizer's bookkeeping)
 read -r -a RUNS <<<"${RUNS:-scratch continued deeper}"
+INIT=${INIT:-resources/models/default}
 export OMP_WAIT_POLICY=PASSIVE
 # TF32 allowed in the GPU's matrix products (ATen's override of its FP32 default): a 10-bit mantissa in the products,
 # f32 sums — enough for training, and what mixed-precision training of such models uses.
@@ -35,7 +36,7 @@ common=(--vq "$DATA/vq" --corpus "$DATA"/corpus-*.safetensors --held-out "$DATA/
 options_of() {
   case $1 in
     scratch) echo --lr 1.5e-3 --warmup 200 ;;
-    continued) echo --init-from resources/models/default --lr 4e-4 --warmup 100 ;;
+    continued) echo --init-from "$INIT" --lr 4e-4 --warmup 100 ;;
     deeper) echo --layers 8 --lr 1.5e-3 --warmup 200 ;;
     *) echo "unknown run '$1' (scratch, continued, deeper)" >&2; return 2 ;;
   esac
