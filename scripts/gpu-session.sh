@@ -37,11 +37,13 @@ pack() {  # the logs, tables and traces; each target's weights in pieces
 }
 
 log "unpacking the data and building"
-python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$DATA_ARCHIVE" "$W/data" &
+python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" \
+  "$DATA_ARCHIVE" "$W/data" &
 EXTRA_PREFIX=$DEPS bash scripts/build-cuda.sh "$W/build-logs" 2>&1 | tee -a "$W/session.log"
 wait
 if [ ! -x "$CLI" ]; then log "the build failed"; cp "$W"/build-logs/*.log "$OUT/" 2>/dev/null; pack; exit 1; fi
-log "built; $($CLI generate --device cuda --method ar --seed 0 --prompt "a red circle on a gray background" --out "$W/first.ppm" 2>&1 | tail -1)"
+first=$($CLI generate --device cuda --method ar --seed 0 --prompt "a red circle on a gray background" --out "$W/first.ppm" 2>&1)
+log "built; $(tail -1 <<<"$first")"
 
 PARTS="tokens llamagen" SEEDS=1 NO_BUILD=1 bash scripts/cuda-check.sh "$W/check" >"$W/check.log" 2>&1 &
 check=$!
@@ -54,7 +56,7 @@ if [ $((END - $(date +%s))) -gt 45 ]; then
   $CLI init-random --out "$W/llamagen-b" --preset llamagen-b --condition class >"$W/init-b.log" 2>&1
   timeout -s INT $((END - $(date +%s) - 25)) env CLI=$CLI bash scripts/train-drafters.sh "$W/llamagen-b" --device cuda \
     --minutes 1 --runs "$W/drafters-b" >"$W/drafters-b.log" 2>&1
-  log "GPT-B trainers on CUDA (s per sample, s per step of 2): $(cat "$W/drafters-b/probe.txt" 2>/dev/null | tr '\n' ' ')"
+  log "GPT-B trainers on CUDA (s per sample, s per step of 2): $(tr '\n' ' ' 2>/dev/null <"$W/drafters-b/probe.txt")"
 fi
 pack
 log "packed: $(ls "$OUT" | tr '\n' ' ')"

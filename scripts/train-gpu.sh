@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 29's targets on a GPU lent for a few minutes (docs/model-card.md), with the engine-only CLI built there
-# (scripts/build-cuda.sh). The runs train side by side on the one GPU (at this size each is bound by kernel
-# launches, not by the GPU's arithmetic) and share the time to DEADLINE (seconds since the epoch): a 20-step probe
-# of all of them together measures seconds per step, then each run's cosine schedule is sized to the time left.
+# (scripts/build-cuda.sh). The runs train side by side on the one GPU and share the time to DEADLINE (seconds since
+# the epoch): a 20-step probe of all of them together measures seconds per step, then each run's cosine schedule is
+# sized to the time left. (On an H200, three runs took 0.35 s per step of 128 each; why so long is not profiled yet.)
 # Trainers get SIGTERM at the deadline, checkpoint and return.
 #   scratch    the shipped architecture from nothing, the caption contrast on the objects' tops (0.1) from step 0:
 #              the scratch-contrast pilot (scripts/default-model-pilots.sh) at batch 128, peak LR 1.5e-3
-#   continued  a trained target continued with the same contrast (stage 4 of scripts/train-default.sh) at batch 128,
-#              LR 4e-4: INIT, a bundle or a run folder (default: the shipped bundle's f16 weights; scripts/gpu-session.sh
-#              passes the last GPU run's end, resources/training/target-gpu, as scripts/gpu-session-prepare.sh packed it)
+#   continued  a trained target continued with the same contrast (stage 4 of scripts/train-default.sh) at batch
+#              128, LR 4e-4, from INIT, a bundle or a run folder (default: the shipped bundle's f16 weights;
+#              scripts/gpu-session.sh passes the last GPU run's end, resources/training/target-gpu, as
+#              scripts/gpu-session-prepare.sh packs it)
 #   deeper     as scratch with 8 blocks (1.33x the shipped target's work per token)
 # DATA holds vq/tokenizer.json, held-out.safetensors and the training corpora corpus-*.safetensors
 # (scripts/default-model-pilots.sh data makes them). RUNS picks the runs (default: all three).

@@ -24,8 +24,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDeadlineTimer>
 #include <QCompleter>
+#include <QDeadlineTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
@@ -767,19 +767,22 @@ class TestMainWindow : public QObject {
     };
     for (const char* method : {"ar", "sjd", "mulo"}) {
       QVERIFY(w->set_method(method));
-      w->start_generation();
       int frames = 0;
-      while (w->running()) {
-        QTest::qWait(7);
-        if (!w->running() || w->timeline().step_count() == 0) continue;
-        const int bar = w->timeline_bar()->position();
-        QCOMPARE(w->timeline_bar()->step_count(), bar);  // following the run
-        QCOMPARE(first_number(w->status_text(), "^step (\\d+) "), bar);
-        QCOMPARE(first_number(metrics->summary_text(), "step (\\d+)/"), bar);
-        QCOMPARE(first_number(metrics->summary_text(), "step \\d+/(\\d+)"), bar);
-        QCOMPARE(first_number(explanation->toPlainText(), "^Step (\\d+) of"), bar);
-        QCOMPARE(first_number(explanation->toPlainText(), "^Step \\d+ of (\\d+)"), bar);
-        ++frames;
+      // A run of this bundle can end within a few display frames on a fast machine: more runs, a few at most.
+      for (int attempt = 0; attempt < 5 && frames <= 3; ++attempt) {
+        w->start_generation();
+        while (w->running()) {
+          QTest::qWait(7);
+          if (!w->running() || w->timeline().step_count() == 0) continue;
+          const int bar = w->timeline_bar()->position();
+          QCOMPARE(w->timeline_bar()->step_count(), bar);  // following the run
+          QCOMPARE(first_number(w->status_text(), "^step (\\d+) "), bar);
+          QCOMPARE(first_number(metrics->summary_text(), "step (\\d+)/"), bar);
+          QCOMPARE(first_number(metrics->summary_text(), "step \\d+/(\\d+)"), bar);
+          QCOMPARE(first_number(explanation->toPlainText(), "^Step (\\d+) of"), bar);
+          QCOMPARE(first_number(explanation->toPlainText(), "^Step \\d+ of (\\d+)"), bar);
+          ++frames;
+        }
       }
       QVERIFY2(frames > 3, qPrintable(QString("%1: %2 frames").arg(method).arg(frames)));
     }
