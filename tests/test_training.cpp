@@ -440,7 +440,17 @@ class TestTraining : public QObject {
       // The trained drafter loads like a shipped one and fits the target better than its starting point.
       const Drafter trained(target, weights), untrained(target, initial_drafter_weights(tiny_gpt(), 0));
       QVERIFY(drafter_fit(trained, corpus, 16).acceptance > drafter_fit(untrained, corpus, 16).acceptance);
+      // A warm start (init_from) begins at that run's weights: with a zero learning rate they come back unchanged.
+      DrafterTrainParams warm = params;
+      warm.init_from = run;
+      warm.schedule = {1, 1, 0.0, 0.1};
+      const TensorMap started = train_drafter(target, codes, warm, run + "-warm", corpus, corpus, [](const std::string&) {});
+      for (const auto& [name, t] : weights) QVERIFY2(at::equal(started.at(name), t), name.c_str());
     }
+    DrafterTrainParams warm;
+    warm.init_from = dir_.path().toStdString() + "/no-such-run";
+    EXPECT_ERROR(train_drafter(target, codes, warm, dir_.path().toStdString() + "/warm-x", corpus, corpus, [](const std::string&) {}),
+                 "no-such-run' is not a drafter run");
     EXPECT_ERROR(parse_drafter_objective("medusa"), "unknown drafter objective 'medusa' (allowed: eagle, lisa)");
   }
 
@@ -509,6 +519,15 @@ class TestTraining : public QObject {
       QVERIFY(after[k] > 0 && after[k] <= 1);
       QVERIFY2(after[k] > before[k], qPrintable(QString("head %1: %2 -> %3").arg(k).arg(before[k]).arg(after[k])));
     }
+    // A warm start from these heads begins at their weights; heads the source lacks are refused by name.
+    SpatialHeadsTrainParams warm = params;
+    warm.init_from = run;
+    warm.schedule = {1, 1, 0.0, 0.1};
+    const TensorMap started = train_spatial_heads(target, warm, run + "-warm", corpus, corpus, [](const std::string&) {});
+    for (const auto& [name, t] : weights) QVERIFY2(at::equal(started.at(name), t), name.c_str());
+    warm.horizontal = 4;
+    EXPECT_ERROR(train_spatial_heads(target, warm, run + "-warm4", corpus, corpus, [](const std::string&) {}),
+                 "lacks tensor 'horizontal.3.");
     EXPECT_ERROR(trained.predict(SpatialDirection::Horizontal, 4, at::zeros({1, tiny_gpt().dim}), at::zeros({1}, at::kLong)),
                  "no horizontal SSD head for offset 4 (the bundle has 3)");
   }

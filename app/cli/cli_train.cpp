@@ -119,6 +119,8 @@ CLI::App* add_train_commands(CLI::App& app) {
                     "lisa: weight positions by structured uncertainty")->capture_default_str();
   drafter->add_flag("--lisa-smoothing,!--no-lisa-smoothing", dp.lisa_smoothing,
                     "lisa: smooth the soft target over the codebook")->capture_default_str();
+  drafter->add_option("--init-from", dp.init_from,
+                      "A fresh run starts from this drafter run's checkpoint (a warm start for a continued target)");
   drafter->add_flag("--install", d->request.install, "At the end, store the drafter in the bundle (F16) under the objective's name");
   drafter->final_callback([d] {
     const int rc = run_reporting_errors([&] {
@@ -136,6 +138,8 @@ CLI::App* add_train_commands(CLI::App& app) {
       ->check(CLI::Range(1, kMaxHorizontalHeads))->capture_default_str();
   ssd->add_option("--vertical", hp.vertical, "Vertical heads (offsets 1..k_v rows down)")
       ->check(CLI::Range(1, kMaxVerticalHeads))->capture_default_str();
+  ssd->add_option("--init-from", hp.init_from,
+                  "A fresh run starts from this SSD-heads run's checkpoint (same head counts; a warm start for a continued target)");
   ssd->add_flag("--install", h->install, "At the end, store the heads in the bundle (F16, ssd-heads.safetensors)");
   ssd->final_callback([h] {
     const int rc = run_reporting_errors([&] { train_spatial_heads_run(*h, training_callbacks()); });

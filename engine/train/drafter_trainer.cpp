@@ -87,8 +87,11 @@ TensorMap train_drafter(const Transformer& target, const at::Tensor& codes, cons
     throw Error("the codebook has " + std::to_string(codes.size(0)) + " codes; the target's vocabulary has " +
                 std::to_string(g.vocab_size));
   CheckpointState state;
-  TensorMap weights = start_or_resume(run_dir, drafter_tensor_specs(g), "drafter",
-                                      [&] { return initial_drafter_weights(g, params.seed); }, progress, state);
+  const auto fresh = [&] {
+    return params.init_from.empty() ? initial_drafter_weights(g, params.seed)
+                                    : weights_of_run(params.init_from, drafter_tensor_specs(g), "drafter");
+  };
+  TensorMap weights = start_or_resume(run_dir, drafter_tensor_specs(g), "drafter", fresh, progress, state);
   const bool resume = state.step > 0;
   std::vector<at::Tensor> parameters;  // on the target's device, so the drafter and the optimizer share them
   for (auto& [name, t] : weights) parameters.push_back(t = t.to(target.device()).requires_grad_(true));

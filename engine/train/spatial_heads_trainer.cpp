@@ -76,9 +76,12 @@ TensorMap train_spatial_heads(const Transformer& target, const SpatialHeadsTrain
   const GptConfig& g = target.config();
   check_corpus(corpus, g);
   CheckpointState state;
-  TensorMap weights = start_or_resume(
-      run_dir, spatial_heads_tensor_specs(g, params.horizontal, params.vertical), "SSD heads",
-      [&] { return initial_spatial_heads_weights(g, params.horizontal, params.vertical, params.seed); }, progress, state);
+  const auto specs = spatial_heads_tensor_specs(g, params.horizontal, params.vertical);
+  const auto fresh = [&] {
+    return params.init_from.empty() ? initial_spatial_heads_weights(g, params.horizontal, params.vertical, params.seed)
+                                    : weights_of_run(params.init_from, specs, "SSD heads");
+  };
+  TensorMap weights = start_or_resume(run_dir, specs, "SSD heads", fresh, progress, state);
   std::vector<at::Tensor> parameters;  // on the target's device, shared by the heads and the optimizer
   for (auto& [name, t] : weights) parameters.push_back(t = t.to(target.device()).requires_grad_(true));
   const SpatialHeads heads(target, weights, params.horizontal, params.vertical);

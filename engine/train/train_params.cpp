@@ -49,6 +49,7 @@ std::string DistillationParams::to_string() const {
   s << schedule.to_string() << " batch=" << batch << " caption_dropout=" << caption_dropout << " ce_weight=" << ce_weight
     << " grad_clip=" << grad_clip << " seed=" << seed;
   if (stop_at) s << " stop_at=" << stop_at;
+  if (!init_from.empty()) s << " init_from=" << init_from;
   return s.str();
 }
 

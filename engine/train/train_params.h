@@ -89,6 +89,9 @@ struct DistillationParams {
   int stop_at = 0;
   int held_out_images = 64;
   std::uint64_t seed = 0;
+  // A fresh run's weights from another run of the same part (its checkpoint) instead of new ones: a warm start for
+  // a target that continued the one that part was trained on. Empty: new weights.
+  std::string init_from;
   std::string to_string() const;
 };
 

@@ -97,6 +97,21 @@ TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSp
   return load_tensors(SafetensorsFile::open(checkpoint_dir(run_dir) + "/weights.safetensors"), specs, at::kCPU);
 }
 
+TensorMap weights_of_run(const std::string& source_run, const std::vector<TensorSpec>& specs, const char* what) {
+  const std::string file = checkpoint_dir(source_run) + "/weights.safetensors";
+  if (!std::filesystem::exists(file))
+    throw Error(std::string("--init-from '") + source_run + "' is not a " + what + " run: no " + file);
+  const SafetensorsFile source = SafetensorsFile::open(file);
+  for (const auto& spec : specs) {
+    const TensorInfo* info = source.find(spec.name);
+    if (!info) throw Error("--init-from '" + file + "' lacks tensor '" + spec.name + "' (another " + what + " layout)");
+    if (info->shape != spec.shape)
+      throw Error("--init-from '" + file + "': tensor '" + spec.name + "' has shape " + shape_to_string(info->shape) +
+                  ", this target's " + what + " needs " + shape_to_string(spec.shape));
+  }
+  return load_tensors(source, specs, at::kCPU);
+}
+
 bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir, at::Device device) {
   const std::string path = checkpoint_dir(run_dir) + "/optimizer.pt";
   if (!std::filesystem::exists(path)) return false;

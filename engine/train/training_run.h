@@ -63,6 +63,11 @@ TensorMap start_or_resume(const std::string& run_dir, const std::vector<TensorSp
                           const std::function<TensorMap()>& fresh, const ProgressLine& progress,
                           CheckpointState& state);
 
+// A warm start: the weights for `specs` in the checkpoint of another run of the same part (`source_run`, e.g. the
+// drafter of the target this one continues). Throws, naming the run and the tensor, when a tensor is missing or has
+// another shape (a drafter of another target, SSD heads of another count).
+TensorMap weights_of_run(const std::string& source_run, const std::vector<TensorSpec>& specs, const char* what);
+
 // The optimizer's state in `<run_dir>/checkpoint/optimizer.pt`: load (when present; true if it was) and
 // save (atomically). Loading maps the state onto `device`, whichever device saved it.
 bool load_optimizer_state(torch::optim::Optimizer& optimizer, const std::string& run_dir, at::Device device);
