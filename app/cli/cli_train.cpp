@@ -5,6 +5,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/train_shared.h"
+#include "common/process_setup.h"
 
 namespace speculum::cli {
 namespace {
@@ -26,6 +27,7 @@ bool checker_passes(const GenerateParams& request, const GenerateResult& result)
 CLI::App* add_train_commands(CLI::App& app) {
   CLI::App* train = app.add_subcommand("train", "Train the default model's parts");
   train->require_subcommand(1);
+  train->preparse_callback([](std::size_t) { app::keep_freed_memory_for_reuse(); });
   auto g = std::make_shared<TargetTrainRequest>();
   CLI::App* target = train->add_subcommand("target", "Train the text-conditioned target on a tokenised corpus");
   target->add_option("--vq", g->vq_run, "VQ run folder")->required();

@@ -3,7 +3,11 @@
 #include <csignal>
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
+#include <climits>
 #include <cstdlib>
 #include <utility>
 
@@ -17,6 +21,13 @@ void ensure_passive_openmp(char** argv) {
       changed = true;
     }
   if (changed) ::execv("/proc/self/exe", argv);  // returns only on failure; then we run on with the default policy
+}
+
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  ::mallopt(M_MMAP_MAX, 0);                    // large blocks come from the heap, not from their own mmap
+  ::mallopt(M_TRIM_THRESHOLD, INT_MAX);        // and the heap's freed top is returned only beyond 2 GiB
+#endif
 }
 
 namespace {
