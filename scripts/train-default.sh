@@ -80,23 +80,24 @@ low_res() {
 # or, for a target that continued another (INIT_FROM: that target's part runs), the EAGLE drafter and the SSD heads
 # warm-started from INIT_FROM's at a lower peak LR on the scenes the continued target trained on last (stage 5's
 # corpora below), and INIT_FROM's LISA drafter and low-resolution drafter installed as they are: retrained for stage
-# 5's target they gained little for their hours (docs/model-card.md). A finished run installs at once.
-# Usage: dependants BUNDLE PARTS_DIR TARGET_RUN [INIT_FROM]
+# 5's target they gained little for their hours (docs/model-card.md). A finished run installs at once. The warm
+# starts train on WARM_CORPORA; KEPT_FROM (default INIT_FROM) names where the kept LISA and 8x8 drafters' runs are.
+# Usage: dependants BUNDLE PARTS_DIR TARGET_RUN [INIT_FROM [KEPT_FROM]]
 DRAFTER_STEPS=${DRAFTER_STEPS:-3000}
 SSD_HEADS_STEPS=${SSD_HEADS_STEPS:-2000}
 WARM_DRAFTER_STEPS=${WARM_DRAFTER_STEPS:-1000}
 WARM_SSD_HEADS_STEPS=${WARM_SSD_HEADS_STEPS:-800}
 dependants() {
-  local bundle=$1 parts=$2 target_run=$3 init_from=${4:-}
+  local bundle=$1 parts=$2 target_run=$3 init_from=${4:-} kept_from=${5:-${4:-}}
   local corpus=("$RUNS/corpus.safetensors") eagle=(--out "$parts/drafter-eagle" --steps "$DRAFTER_STEPS")
   local lisa=(--out "$parts/drafter-lisa" --steps "$DRAFTER_STEPS") heads=(--out "$parts/ssd-heads" --steps "$SSD_HEADS_STEPS")
   local low_res_run=$parts/low-res
   if [ -n "$init_from" ]; then
-    corpus=("$P/corpus-g100000.safetensors" "$P/corpus-g110000.safetensors")
+    corpus=("${WARM_CORPORA[@]}")
     eagle=(--out "$parts/drafter-eagle" --steps "$WARM_DRAFTER_STEPS" --lr 3e-4 --warmup 20 --init-from "$init_from/drafter-eagle")
     heads=(--out "$parts/ssd-heads" --steps "$WARM_SSD_HEADS_STEPS" --lr 3e-4 --warmup 20 --init-from "$init_from/ssd-heads")
-    lisa=(--out "$init_from/drafter-lisa" --steps "$DRAFTER_STEPS")
-    low_res_run=$init_from/low-res
+    lisa=(--out "$kept_from/drafter-lisa" --steps "$DRAFTER_STEPS")
+    low_res_run=$kept_from/low-res
   else
     low_res "$target_run" "$low_res_run"
   fi
@@ -120,6 +121,7 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
   stage4_bundle="$RUNS/bundle-stage4"
   [ -f "$stage4_bundle/speculum.json" ] || bundle "$final_target" "$stage4_bundle"
   dependants "$stage4_bundle" "$RUNS/stage4-parts" "$final_target"
+  WARM_CORPORA=("$P"/corpus-g1{0,1}0000.safetensors)  # the scenes stage 5 trained on last, the first with the emoji split
   [ -f "$P/corpus-g110000.safetensors" ] || RUNS=$RUNS bash scripts/default-model-pilots.sh data
   if [ ! -f "$RUNS/target-gpu/checkpoint/state.json" ]; then
     gpu_corpora=("$P"/corpus-{00,01,a,b,c,d,g100000,g110000}.safetensors)  # a, d and g100000 hold the emoji split
@@ -129,40 +131,57 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
       --checkpoint-every 500 --device "${DEVICE:-cpu}" --threads "${THREADS:-2}"
   fi
   # Optional stage 6 (issue 29, the model card's `cpu-continued` and `cpu-run`): stage 5's target carried on on these
-  # CPUs with the same lever at batch 128, peak LR 3e-4 after 20 warm-up steps. First a 300-step cosine on 40,000
-  # scenes it has not seen (seeds 120,000..159,999, the first 10,000 with the emoji training split; about 100 minutes
-  # here): +0.4 [-1.7, +2.5] points. Then, from its step 300, a warm restart onto stage 5's length, a cosine over
-  # TARGET_CPU_STEPS (922), with 40,000 more scenes (seeds 160,000..199,999, the first 10,000 with the emoji split
-  # again: 8 % of the images are emoji). It spans sessions: TARGET_CPU_STOP_AT ends a session's share with a
-  # checkpoint and no bundle, and the run resumes from resources/training/target-cpu when one is committed there
-  # (step 700 of 922 since issue 29's twenty-first stop: +2.2 [+0.1, +4.3] points against stage 5 there).
+  # CPUs with the same lever at batch 128, peak LR 3e-4 after 20 warm-up steps, in phases, each a cosine that ends at
+  # its step on its own 10,000-scene sets (named by first seed; those at 120,000 + a multiple of 40,000 carry the emoji
+  # training split, so 8 % of the images are emoji). Phase 1: 300 steps on 40,000 scenes it has not seen (seeds
+  # 120,000..159,999; about 100 minutes here): +0.4 [-1.7, +2.5] points against stage 5. Phase 2: a warm restart at
+  # step 300 onto stage 5's length, a cosine to step 922, with 40,000 more (seeds 160,000..199,999): +2.5 [+0.4, +4.6].
+  # Phase 3: a second warm restart at step 922, a cosine to step 1,922 on 120,000 more (seeds 200,000..319,999; about
+  # 4-5 hours here), with half of each relation's foils copying one object's colour or shape onto the other's (the
+  # `copy` pilot: the second object drawn as a copy of the first is what fails relations).
+  # TARGET_CPU_STEPS is where the run ends (922 or 1922 follow the recipe; a larger value stretches the last phase).
+  # It spans sessions: TARGET_CPU_STOP_AT ends a session's share with a checkpoint and no bundle, and the run resumes
+  # from resources/training/target-cpu when one is committed there (model card, "The run at stage 5's length").
   # Off by default (TARGET_CPU_STEPS=0): the bundle is stage 5's until the run ends and gains.
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-0}
   TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   if [ "$TARGET_CPU_STEPS" -gt 0 ]; then
     [ -f "$RUNS/target-cpu/checkpoint/state.json" ] || [ ! -f resources/training/target-cpu/checkpoint/state.json ] ||
       cp -r resources/training/target-cpu "$RUNS/target-cpu"
-    for seed in 120000 130000 140000 150000 160000 170000 180000 190000; do
-      emoji=(); [ "$seed" != 120000 ] && [ "$seed" != 160000 ] || emoji=(--emoji "$RUNS/emoji")
-      [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
-        --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors" &
-      [ "$seed" != 130000 ] && [ "$seed" != 150000 ] && [ "$seed" != 170000 ] || wait  # two at a time
-    done
-    wait
+    phase_ends=(300 922 1922)
+    phase_args=("" "" "--contrast-copy 0.5")  # phase 3 adds leak foils (the model card's `copy` pilot)
+    phase_seeds=("$(seq -s ' ' 120000 10000 150000)" "$(seq -s ' ' 120000 10000 190000)" "$(seq -s ' ' 200000 10000 310000)")
     cpu_run=(train target --vq "$RUNS/vq" --held-out "$RUNS/held-out.safetensors" --batch 128 --out "$RUNS/target-cpu"
       --init-from "$RUNS/target-gpu" --caption-contrast 0.1 --contrast-on object-tops --lr 3e-4 --warmup 20
       --checkpoint-every 25 --threads "${THREADS:-2}")
-    $CLI "${cpu_run[@]}" --corpus "$P"/corpus-g1{2,3,4,5}0000.safetensors --steps "$(( TARGET_CPU_STEPS < 300 ? TARGET_CPU_STEPS : 300 ))"
-    if [ "$TARGET_CPU_STEPS" -gt 300 ]; then
-      $CLI "${cpu_run[@]}" --corpus "$P"/corpus-g1{2,3,4,5,6,7,8,9}0000.safetensors --steps "$TARGET_CPU_STEPS" \
-        --stop-at "$TARGET_CPU_STOP_AT"
-    fi
+    previous_end=0
+    resumed_at=$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true)
+    for phase in "${!phase_ends[@]}"; do
+      [ "$TARGET_CPU_STEPS" -gt "$previous_end" ] || break
+      end=${phase_ends[phase]}
+      [ "$phase" -lt $(( ${#phase_ends[@]} - 1 )) ] && [ "$TARGET_CPU_STEPS" -gt "$end" ] || end=$TARGET_CPU_STEPS
+      previous_end=$end
+      [ "${resumed_at:-0}" -lt "$end" ] || continue  # a phase the resumed checkpoint has already finished
+      corpora=()
+      for seed in ${phase_seeds[phase]}; do
+        corpora+=("$P/corpus-g$seed.safetensors")
+        emoji=(); [ $(( (seed - 120000) % 40000 )) -ne 0 ] || emoji=(--emoji "$RUNS/emoji")
+        [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
+          --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors" &
+        [ $(( ${#corpora[@]} % 2 )) -ne 0 ] || wait  # two at a time
+      done
+      wait
+      # shellcheck disable=SC2086  # the phase's arguments split on purpose
+      $CLI "${cpu_run[@]}" --corpus "${corpora[@]}" --steps "$end" --stop-at "$TARGET_CPU_STOP_AT" ${phase_args[phase]}
+      [ "$TARGET_CPU_STOP_AT" -eq 0 ] || [ "$TARGET_CPU_STOP_AT" -gt "$end" ] || break  # this session's share ends here
+    done
     if [ "$TARGET_CPU_STOP_AT" -gt 0 ] && [ "$TARGET_CPU_STOP_AT" -lt "$TARGET_CPU_STEPS" ]; then
       echo "stage 6 stopped at step $TARGET_CPU_STOP_AT of $TARGET_CPU_STEPS: $RUNS/target-cpu resumes with a larger TARGET_CPU_STOP_AT"
       exit 0
     fi
     bundle "$RUNS/target-cpu" resources/models/default
-    dependants resources/models/default "$RUNS/parts-cpu" "$RUNS/target-cpu" "$RUNS/parts"
+    WARM_CORPORA=("$P"/corpus-g1{6,7}0000.safetensors)  # stage 6's scenes, the first with the emoji split
+    dependants resources/models/default "$RUNS/parts-cpu" "$RUNS/target-cpu" "$RUNS/parts" "$RUNS/stage4-parts"
   else
     bundle "$RUNS/target-gpu" resources/models/default
     dependants resources/models/default "$RUNS/parts" "$RUNS/target-gpu" "$RUNS/stage4-parts"

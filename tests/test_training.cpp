@@ -5,7 +5,9 @@
 #include <torch/optim/adam.h>
 
 #include <QDir>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -612,8 +614,14 @@ class TestTraining : public QObject {
     params.caption_contrast = 0;
     params.contrast_exchange = 0.5;  // exchanges are foils of the contrast: refused without it
     EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "needs the caption contrast");
-    params.caption_contrast = 1;
     params.contrast_exchange = 0;
+    params.contrast_copy = 0.5;  // so are copies
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "needs the caption contrast");
+    params.caption_contrast = 1;
+    params.contrast_exchange = 0.6;  // both are shares of the foils
+    EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "together at most 1");
+    params.contrast_exchange = 0;
+    params.contrast_copy = 0;
     params.foil_groups = {{"star", "w4"}};  // one word of it in the vocabulary: nothing to swap
     EXPECT_ERROR(train_target(tiny_gpt(), params, run, corpus, {}, [](const std::string&) {}), "words to swap");
     params.foil_groups = {{"circle", "square", "star"}};
@@ -695,7 +703,7 @@ class TestTraining : public QObject {
     QVERIFY2(loss.back() < loss.front() - 0.2, qPrintable(QString("loss %1 -> %2").arg(loss.front()).arg(loss.back())));
   }
 
-  void foils_swap_one_word_or_exchange_a_captions_two() {
+  void foils_swap_one_word_exchange_a_captions_two_or_copy_one() {
     TokenizedCorpus corpus;
     corpus.vocabulary = {"red", "blue", "green", "circle", "star", "left", "right", "a", "of"};
     // A relation with two colours and two shapes; one with one colour twice (only its shapes can exchange); a
@@ -712,9 +720,10 @@ class TestTraining : public QObject {
         if (a[i] != b[i]) at.push_back(i);
       return at;
     };
-    std::set<std::vector<int>> exchanged;
+    std::set<std::vector<int>> exchanged, copied_foils;
+    std::map<std::size_t, int> mixed_kinds;  // words changed (1: a copy, 2: an exchange) -> foils
     for (int step = 0; step < 40; ++step) {
-      const Foils swaps = draw_foils(replace, exchange, 0, corpus, batch, 7, step);
+      const Foils swaps = draw_foils(replace, exchange, 0, 0, corpus, batch, 7, step);
       QCOMPARE(swaps.batch_rows, (std::vector<std::int64_t>{0, 1, 2, 4, 5, 6}));
       for (std::size_t f = 0; f < swaps.words.size(); ++f) {  // one word replaced by another of its group
         const auto& caption = corpus.words[static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(swaps.batch_rows[f])])];
@@ -722,7 +731,7 @@ class TestTraining : public QObject {
         QCOMPARE(at.size(), std::size_t(1));
         QCOMPARE(replace.group_of[swaps.words[f][at[0]]], replace.group_of[caption[at[0]]]);
       }
-      const Foils exchanges = draw_foils(replace, exchange, 1, corpus, batch, 7, step);
+      const Foils exchanges = draw_foils(replace, exchange, 1, 0, corpus, batch, 7, step);
       QCOMPARE(exchanges.batch_rows, swaps.batch_rows);
       for (std::size_t f = 0; f < exchanges.words.size(); ++f) {
         const std::size_t row = static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(exchanges.batch_rows[f])]);
@@ -739,9 +748,39 @@ class TestTraining : public QObject {
         if (row == 1) QCOMPARE(at, (std::vector<std::size_t>{2, 7}));  // its one colour twice cannot exchange
         exchanged.insert(exchanges.words[f]);
       }
+      const Foils copies = draw_foils(replace, exchange, 0, 1, corpus, batch, 7, step);
+      QCOMPARE(copies.batch_rows, swaps.batch_rows);
+      for (std::size_t f = 0; f < copies.words.size(); ++f) {
+        const std::size_t row = static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(copies.batch_rows[f])]);
+        const auto& caption = corpus.words[row];
+        if (row == 2) {  // nothing to copy: the one-word swap again
+          QCOMPARE(copies.words[f], swaps.words[f]);
+          continue;
+        }
+        const auto at = differing(caption, copies.words[f]);
+        QCOMPARE(at.size(), std::size_t(1));  // one word of a pair became the pair's other word
+        const int copied = copies.words[f][at[0]];
+        QVERIFY(copied != caption[at[0]] && exchange.group_of[copied] == exchange.group_of[caption[at[0]]]);
+        QCOMPARE(std::count(caption.begin(), caption.end(), copied), std::ptrdiff_t(1));
+        if (row == 1) QVERIFY(at[0] == 2 || at[0] == 7);  // only its shapes differ
+        copied_foils.insert(copies.words[f]);
+      }
+      // Half exchanges, half copies: every caption with a pair gets one or the other, drawn with one number.
+      const Foils mixed = draw_foils(replace, exchange, 0.5, 0.5, corpus, batch, 7, step);
+      for (std::size_t f = 0; f < mixed.words.size(); ++f) {
+        const std::size_t row = static_cast<std::size_t>(batch.rows[static_cast<std::size_t>(mixed.batch_rows[f])]);
+        if (row == 2) continue;
+        const std::size_t changed = differing(corpus.words[row], mixed.words[f]).size();
+        QVERIFY(changed == 1 || changed == 2);
+        ++mixed_kinds[changed];
+      }
     }
-    // Both of the relation's exchanges (colours, shapes) are drawn, and the shapes-only one of the second caption.
+    // Both of the relation's exchanges (colours, shapes) are drawn, and the shapes-only one of the second caption;
+    // copies in both directions: the relation's 2 pairs × 2 and the second caption's shapes × 2.
     QCOMPARE(exchanged.size(), std::size_t(3));
+    QCOMPARE(copied_foils.size(), std::size_t(6));
+    QVERIFY2(mixed_kinds[1] > 20 && mixed_kinds[2] > 20,
+             qPrintable(QString("copies %1, exchanges %2 of 160").arg(mixed_kinds[1]).arg(mixed_kinds[2])));
   }
 
   void tokenize_keeps_only_the_asked_families_and_backgrounds() {

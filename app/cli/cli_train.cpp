@@ -94,6 +94,11 @@ CLI::App* add_train_commands(CLI::App& app) {
                      "relation's): the same words bound to the other object (0: one-word swaps only)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  target->add_option("--contrast-copy", g->params.contrast_copy,
+                     "The share of foils that copy one of a caption's two colours or two shapes onto the other object "
+                     "(a relation drawn with both objects alike; with --contrast-exchange at most 1 in all)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   target->add_option("--init-from", g->params.init_from,
                      "A new run starts from this target run's checkpoint; tensors it lacks start as the identity");
   target->add_option("--grown-lr-scale", g->params.grown_lr_scale,

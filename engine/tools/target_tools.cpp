@@ -80,7 +80,7 @@ void train_target_run(const TargetTrainRequest& request, const ToolCallbacks& ca
                                " steps of " + std::to_string(request.params.batch));
   TargetTrainParams params = request.params;
   if (params.caption_contrast > 0 && params.foil_groups.empty()) params.foil_groups = data::caption_foil_groups();
-  if (params.contrast_exchange > 0 && params.exchange_groups.empty()) params.exchange_groups = data::caption_exchange_groups();
+  if ((params.contrast_exchange > 0 || params.contrast_copy > 0) && params.exchange_groups.empty()) params.exchange_groups = data::caption_exchange_groups();
   if ((params.preference > 0) != !request.judged.empty())
     throw Error(params.preference > 0 ? "--preference needs the target's judged samples (--judged CORPUS, from train samples --verdicts)"
                                       : "--judged samples are for the preference loss; give its weight (--preference W)");

@@ -293,8 +293,8 @@ at::Tensor caption_reading_loss(const at::Tensor& hidden, const GptConfig& confi
 
 }  // namespace
 
-Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, const TokenizedCorpus& corpus,
-                 const CorpusBatch& batch, std::uint64_t seed, int step) {
+Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, double copy_share,
+                 const TokenizedCorpus& corpus, const CorpusBatch& batch, std::uint64_t seed, int step) {
   constexpr std::uint64_t kFoilSlots = 1ull << 32;       // far past any batch's row and dropout slots
   constexpr std::uint64_t kExchangeSlots = 1ull << 33;   // and past the replacements' (so adding exchanges moved none)
   const auto in_table = [](const FoilTable& table, int id) {
@@ -311,11 +311,17 @@ Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exc
         if (in_table(exchange, caption[i]) && caption[i] != caption[j] && in_table(exchange, caption[j]) &&
             exchange.group_of[static_cast<std::size_t>(caption[i])] == exchange.group_of[static_cast<std::size_t>(caption[j])])
           pairs.emplace_back(i, j);
-    if (!pairs.empty() && exchange_share > 0 &&
-        counter_uniform(seed, RngStream::Data, step, kExchangeSlots + 2 * b) < exchange_share) {
-      const auto [i, j] = pairs[draw(kExchangeSlots + 2 * b + 1, pairs.size())];
+    const double u = pairs.empty() || exchange_share + copy_share <= 0
+                         ? 1.0
+                         : counter_uniform(seed, RngStream::Data, step, kExchangeSlots + 2 * b);
+    if (u < exchange_share + copy_share) {
+      // One draw picks the pair and, for a copy, its direction; with copy_share 0 it picks the pair as it always did.
+      const std::size_t k = draw(kExchangeSlots + 2 * b + 1, (u < exchange_share ? 1 : 2) * pairs.size());
+      const auto [i, j] = pairs[k % pairs.size()];
       std::vector<int> foil = caption;
-      std::swap(foil[i], foil[j]);
+      if (u < exchange_share) std::swap(foil[i], foil[j]);
+      else if (k < pairs.size()) foil[j] = caption[i];
+      else foil[i] = caption[j];
       foils.batch_rows.push_back(static_cast<std::int64_t>(b));
       foils.words.push_back(std::move(foil));
       continue;
@@ -608,10 +614,15 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   const bool contrasting = params.caption_contrast > 0;
   const FoilTable foil_table = FoilTable::of(corpus.vocabulary, params.foil_groups);
   const FoilTable exchange_table = FoilTable::of(corpus.vocabulary, params.exchange_groups);
+  if (params.contrast_exchange < 0 || params.contrast_copy < 0 || params.contrast_exchange + params.contrast_copy > 1)
+    throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " + contrast_copy " +
+                std::to_string(params.contrast_copy) + ": each a share of the foils, together at most 1");
   if (contrasting && foil_table.group_ids.empty())
     throw Error("--caption-contrast needs a caption vocabulary with words to swap (a shape, a count, a side, a size)");
   if (!contrasting && params.contrast_exchange > 0)
     throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " needs the caption contrast (--caption-contrast > 0)");
+  if (!contrasting && params.contrast_copy > 0)
+    throw Error("contrast_copy " + std::to_string(params.contrast_copy) + " needs the caption contrast (--caption-contrast > 0)");
   if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
     throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
 
@@ -651,7 +662,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     const at::Tensor read_loss =
         reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
     const auto [contrast_loss, foil_margin] =
-        contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, exchange_table, params.contrast_exchange, corpus, batch, params.seed, step),
+        contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, exchange_table, params.contrast_exchange, params.contrast_copy, corpus, batch, params.seed, step),
                                             params.contrast_object_tops
                                                 ? object_tops(corpus.object_share.index_select(0, at::tensor(rows, at::kLong)),
                                                               config.grid_rows, config.grid_cols)

@@ -80,14 +80,15 @@ struct FoilTable {
 
 // The caption contrast's foils for the batch rows trained under their caption. A caption with two different words
 // of one exchange group (two colours, two shapes) gets, with probability exchange_share, those two words exchanged
-// (a binding foil: the same words, bound to the other object); else one of its replaceable words (drawn uniformly)
-// becomes another word of its group (drawn uniformly). Draws come from the Data stream's slots past the batch's.
+// (a binding foil: the same words, bound to the other object), with probability copy_share one of them copied onto
+// the other (a leak foil: both objects alike); else one of its replaceable words (drawn uniformly) becomes another
+// word of its group (drawn uniformly). Draws come from the Data stream's slots past the batch's.
 struct Foils {
   std::vector<std::int64_t> batch_rows;  // which rows of the batch have a foil
   std::vector<std::vector<int>> words;   // their foil captions
 };
-Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, const TokenizedCorpus& corpus,
-                 const CorpusBatch& batch, std::uint64_t seed, int step);
+Foils draw_foils(const FoilTable& replace, const FoilTable& exchange, double exchange_share, double copy_share,
+                 const TokenizedCorpus& corpus, const CorpusBatch& batch, std::uint64_t seed, int step);
 
 // The object tops of images [B, N] by their object shares [B, N] on a rows × cols grid
 // (TargetTrainParams::contrast_object_tops): 1 for a cell an object covers (a twentieth or more) whose cell above it

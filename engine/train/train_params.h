@@ -57,6 +57,10 @@ struct TargetTrainParams {
   // The share of foils that exchange two different words of one exchange group where the caption has such a pair (a
   // relation's two colours or two shapes): the same words bound to the other object, which no one-word swap asks.
   double contrast_exchange = 0;
+  // The share of foils that copy one of those two words onto the other (a relation whose two objects share a colour
+  // or a shape): the caption of the image the model draws when the second object copies the first, the leak that
+  // fails most relation prompts (docs/model-card.md). contrast_exchange + contrast_copy ≤ 1.
+  double contrast_copy = 0;
   std::vector<std::vector<std::string>> exchange_groups;  // train_target_run fills the shapes grammar's (colours, shapes)
   // Weight of the preference loss (DPO, Rafailov et al. 2023) on the target's own samples judged by the prompt checker
   // (train samples --verdicts): per step, preference_pairs pairs of one caption's passing and failing image, and the
