@@ -22,12 +22,57 @@ bash scripts/build.sh
 export OMP_WAIT_POLICY=PASSIVE
 
 [ -f "$RUNS/emoji/captions.jsonl" ] || $CLI data emoji --out "$RUNS/emoji"
+STAGE6_ONLY=0
+if [ "${1:-}" = stage6 ]; then  # only stage 6's run, from the committed VQ, stage 5's target and the run's checkpoint
+  STAGE6_ONLY=1
+  for run in vq target-gpu; do [ -d "$RUNS/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
+fi
 [ -f "$RUNS/vq/vq.safetensors" ] || $CLI train vq --out "$RUNS/vq" --emoji "$RUNS/emoji" --steps 3000 --lr 8e-4
-[ -f "$RUNS/corpus.safetensors" ] ||
+[ "$STAGE6_ONLY" = 1 ] || [ -f "$RUNS/corpus.safetensors" ] ||
   $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --count 20000 --seed 0 --out "$RUNS/corpus.safetensors"
 [ -f "$RUNS/held-out.safetensors" ] ||
   $CLI train tokenize --vq "$RUNS/vq" --emoji "$RUNS/emoji" --emoji-held-out --count 512 --seed 800000000 \
     --out "$RUNS/held-out.safetensors"
+P=$RUNS/p29  # the pilots' data stage: scripts/default-model-pilots.sh data
+# Stage 6's run (below), resumable: its phases up to TARGET_CPU_STEPS, stopping at TARGET_CPU_STOP_AT.
+cpu_run_phases() {
+  mkdir -p "$P"
+  [ -f "$RUNS/target-cpu/checkpoint/state.json" ] || [ ! -f resources/training/target-cpu/checkpoint/state.json ] ||
+    cp -r resources/training/target-cpu "$RUNS/target-cpu"
+  phase_ends=(300 922 1922)
+  phase_args=("" "" "--contrast-copy 0.5")  # phase 3 adds leak foils (the model card's `copy` pilot)
+  phase_seeds=("$(seq -s ' ' 120000 10000 150000)" "$(seq -s ' ' 120000 10000 190000)" "$(seq -s ' ' 200000 10000 310000)")
+  cpu_run=(train target --vq "$RUNS/vq" --held-out "$RUNS/held-out.safetensors" --batch 128 --out "$RUNS/target-cpu"
+    --init-from "$RUNS/target-gpu" --caption-contrast 0.1 --contrast-on object-tops --lr 3e-4 --warmup 20
+    --checkpoint-every 25 --threads "${THREADS:-2}")
+  previous_end=0
+  resumed_at=$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true)
+  for phase in "${!phase_ends[@]}"; do
+    [ "$TARGET_CPU_STEPS" -gt "$previous_end" ] || break
+    end=${phase_ends[phase]}
+    [ "$phase" -lt $(( ${#phase_ends[@]} - 1 )) ] && [ "$TARGET_CPU_STEPS" -gt "$end" ] || end=$TARGET_CPU_STEPS
+    previous_end=$end
+    [ "${resumed_at:-0}" -lt "$end" ] || continue  # a phase the resumed checkpoint has already finished
+    corpora=()
+    for seed in ${phase_seeds[phase]}; do
+      corpora+=("$P/corpus-g$seed.safetensors")
+      emoji=(); [ $(( (seed - 120000) % 40000 )) -ne 0 ] || emoji=(--emoji "$RUNS/emoji")
+      [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
+        --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors" &
+      [ $(( ${#corpora[@]} % 2 )) -ne 0 ] || wait  # two at a time
+    done
+    wait
+    # shellcheck disable=SC2086  # the phase's arguments split on purpose
+    $CLI "${cpu_run[@]}" --corpus "${corpora[@]}" --steps "$end" --stop-at "$TARGET_CPU_STOP_AT" ${phase_args[phase]}
+    [ "$TARGET_CPU_STOP_AT" -eq 0 ] || [ "$TARGET_CPU_STOP_AT" -gt "$end" ] || break  # this session's share ends here
+  done
+}
+if [ "$STAGE6_ONLY" = 1 ]; then
+  TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-1922} TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
+  cpu_run_phases
+  echo "stage 6 at step $(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json") of $TARGET_CPU_STEPS"
+  exit 0
+fi
 target() {
   $CLI train target --vq "$RUNS/vq" --corpus "$RUNS/corpus.safetensors" --held-out "$RUNS/held-out.safetensors" \
     --batch 16 "$@"
@@ -115,7 +160,6 @@ dependants() {
 # many CPU hours (DEVICE=cuda with a CUDA LibTorch). Its committed end: resources/training/target-gpu (EMA only).
 # TARGET_GPU_STEPS=0 skips it and ships stage 4's target with its parts (the bundle shipped before).
 TARGET_GPU_STEPS=${TARGET_GPU_STEPS:-922}
-P=$RUNS/p29  # the pilots' data stage: scripts/default-model-pilots.sh data
 if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
   # Stage 4's bundle and parts (resources/training/stage4-parts holds the parts' runs).
   stage4_bundle="$RUNS/bundle-stage4"
@@ -142,39 +186,13 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
   # TARGET_CPU_STEPS is where the run ends (922 or 1922 follow the recipe; a larger value stretches the last phase).
   # It spans sessions: TARGET_CPU_STOP_AT ends a session's share with a checkpoint and no bundle, and the run resumes
   # from resources/training/target-cpu when one is committed there (model card, "The run at stage 5's length").
+  # `bash scripts/train-default.sh stage6` runs only this run (TARGET_CPU_STEPS defaults to 1922 there), from the
+  # committed VQ and stage 5's target, without re-making the stages before it; the shipping below needs the full run.
   # Off by default (TARGET_CPU_STEPS=0): the bundle is stage 5's until the run ends and gains.
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-0}
   TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   if [ "$TARGET_CPU_STEPS" -gt 0 ]; then
-    [ -f "$RUNS/target-cpu/checkpoint/state.json" ] || [ ! -f resources/training/target-cpu/checkpoint/state.json ] ||
-      cp -r resources/training/target-cpu "$RUNS/target-cpu"
-    phase_ends=(300 922 1922)
-    phase_args=("" "" "--contrast-copy 0.5")  # phase 3 adds leak foils (the model card's `copy` pilot)
-    phase_seeds=("$(seq -s ' ' 120000 10000 150000)" "$(seq -s ' ' 120000 10000 190000)" "$(seq -s ' ' 200000 10000 310000)")
-    cpu_run=(train target --vq "$RUNS/vq" --held-out "$RUNS/held-out.safetensors" --batch 128 --out "$RUNS/target-cpu"
-      --init-from "$RUNS/target-gpu" --caption-contrast 0.1 --contrast-on object-tops --lr 3e-4 --warmup 20
-      --checkpoint-every 25 --threads "${THREADS:-2}")
-    previous_end=0
-    resumed_at=$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true)
-    for phase in "${!phase_ends[@]}"; do
-      [ "$TARGET_CPU_STEPS" -gt "$previous_end" ] || break
-      end=${phase_ends[phase]}
-      [ "$phase" -lt $(( ${#phase_ends[@]} - 1 )) ] && [ "$TARGET_CPU_STEPS" -gt "$end" ] || end=$TARGET_CPU_STEPS
-      previous_end=$end
-      [ "${resumed_at:-0}" -lt "$end" ] || continue  # a phase the resumed checkpoint has already finished
-      corpora=()
-      for seed in ${phase_seeds[phase]}; do
-        corpora+=("$P/corpus-g$seed.safetensors")
-        emoji=(); [ $(( (seed - 120000) % 40000 )) -ne 0 ] || emoji=(--emoji "$RUNS/emoji")
-        [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
-          --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors" &
-        [ $(( ${#corpora[@]} % 2 )) -ne 0 ] || wait  # two at a time
-      done
-      wait
-      # shellcheck disable=SC2086  # the phase's arguments split on purpose
-      $CLI "${cpu_run[@]}" --corpus "${corpora[@]}" --steps "$end" --stop-at "$TARGET_CPU_STOP_AT" ${phase_args[phase]}
-      [ "$TARGET_CPU_STOP_AT" -eq 0 ] || [ "$TARGET_CPU_STOP_AT" -gt "$end" ] || break  # this session's share ends here
-    done
+    cpu_run_phases
     if [ "$TARGET_CPU_STOP_AT" -gt 0 ] && [ "$TARGET_CPU_STOP_AT" -lt "$TARGET_CPU_STEPS" ]; then
       echo "stage 6 stopped at step $TARGET_CPU_STOP_AT of $TARGET_CPU_STEPS: $RUNS/target-cpu resumes with a larger TARGET_CPU_STOP_AT"
       exit 0
