@@ -61,21 +61,27 @@ def named_pair(row):
     return re.search(OBJECT + r" (left of|right of|above|below) an? " + OBJECT, row["caption"]).groups()
 
 
-def holds_both(row, index):
-    """Whether the drawing holds both named colours (index 0) or shapes (1); None where the two are the same."""
+def named_drawn(row, index):
+    """The two named colours (index 0) or shapes (1) and which of them the drawing holds; None where they are alike."""
     pair = named_pair(row)
     a, b = pair[index], pair[3 + index]
     if a == b:
         return None
     found = drawn_objects(row)
-    return found is None or {o[index] for o in found} >= {a, b}
+    return a, b, {a, b} if found is None else {o[index] for o in found} & {a, b}
+
+
+def holds_both(row, index):
+    """Whether the drawing holds both named colours (index 0) or shapes (1); None where the two are the same."""
+    named = named_drawn(row, index)
+    return None if named is None else len(named[2]) == 2
 
 
 def relation(rows, other_rows=None):
     outcomes, leaks = collections.Counter(), {"colour": collections.Counter(), "shape": collections.Counter()}
     for row in rows:
-        (colour_a, shape_a, side, colour_b, shape_b) = named_pair(row)
-        failed, found = row["failed_claims"], drawn_objects(row)
+        side = named_pair(row)[2]
+        failed = row["failed_claims"]
         missing = failed.count("is present (0 found")
         if row["passed"] == "1":
             outcomes["passed"] += 1
@@ -87,10 +93,11 @@ def relation(rows, other_rows=None):
             outcomes["both named objects, another claim failed (an extra object)"] += 1
         # In raster order the upper object is drawn first; left/right pairs start on about the same row.
         upper = {"above": "a", "below": "b"}.get(side)
-        for kind, a, b, index in (("colour", colour_a, colour_b, 0), ("shape", shape_a, shape_b, 1)):
-            if a == b:
+        for kind, index in (("colour", 0), ("shape", 1)):
+            named = named_drawn(row, index)
+            if named is None:
                 continue
-            held = {a, b} if found is None else {o[index] for o in found} & {a, b}
+            a, b, held = named
             if held == {a, b}:
                 leaks[kind]["both named"] += 1
             elif not held:

@@ -619,10 +619,9 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
                 std::to_string(params.contrast_copy) + ": each a share of the foils, together at most 1");
   if (contrasting && foil_table.group_ids.empty())
     throw Error("--caption-contrast needs a caption vocabulary with words to swap (a shape, a count, a side, a size)");
-  if (!contrasting && params.contrast_exchange > 0)
-    throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " needs the caption contrast (--caption-contrast > 0)");
-  if (!contrasting && params.contrast_copy > 0)
-    throw Error("contrast_copy " + std::to_string(params.contrast_copy) + " needs the caption contrast (--caption-contrast > 0)");
+  if (!contrasting && params.contrast_exchange + params.contrast_copy > 0)  // both are shares of its foils
+    throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " / contrast_copy " +
+                std::to_string(params.contrast_copy) + ": each needs the caption contrast (--caption-contrast > 0)");
   if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
     throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
 
