@@ -3,8 +3,10 @@
 single:   outcome shares of the single-object prompts, and a confusion table of the named shape against the shape
           drawn in the named colour.
 relation: outcome shares of the relation prompts, and which of the two named colours (shapes) the drawing holds
-          where they differ: both, or only one — the second object drawn as a copy of the first. Given a second run
-          of the same prompts, how its share drawing both differs, paired by prompt with a 95 % interval.
+          where they differ: both, or only one — the second object drawn as a copy of the first; how often each named
+          object is drawn once, not at all or more than once, and, where both are drawn once, how often the
+          arrangement is right (a coin flip is 50 %). Given a second run of the same prompts, how its share drawing
+          both differs, paired by prompt with a 95 % interval.
 Usage: python3 scripts/prompt-failures.py single RUN.csv
        python3 scripts/prompt-failures.py relation RUN.csv [OTHER_RUN.csv]"""
 import collections
@@ -79,15 +81,25 @@ def holds_both(row, index):
 
 def relation(rows, other_rows=None):
     outcomes, leaks = collections.Counter(), {"colour": collections.Counter(), "shape": collections.Counter()}
+    named_objects, both_once, placed_right = collections.Counter(), 0, 0
     for row in rows:
         side = named_pair(row)[2]
         failed = row["failed_claims"]
+        # A named object's presence claim fails with how many of it were found: 0 (missing) or 2 and more.
+        found_counts = [int(n) for n in re.findall(r"is present \((\d+) found", failed)]
+        named_objects["drawn once"] += 2 - len(found_counts)
+        for n in found_counts:
+            named_objects["not drawn" if n == 0 else "drawn more than once"] += 1
+        arranged_wrong = re.search(r"is (left of|right of|above|below) the", failed)
+        if not found_counts:
+            both_once += 1
+            placed_right += not arranged_wrong
         missing = failed.count("is present (0 found")
         if row["passed"] == "1":
             outcomes["passed"] += 1
         elif missing:
             outcomes[f"{'one' if missing == 1 else 'both'} of the named objects missing"] += 1
-        elif "(an object is missing)" not in failed and re.search(r"is (left of|right of|above|below) the", failed):
+        elif "(an object is missing)" not in failed and arranged_wrong:
             outcomes["both named objects, the arrangement wrong"] += 1
         else:
             outcomes["both named objects, another claim failed (an extra object)"] += 1
@@ -109,6 +121,10 @@ def relation(rows, other_rows=None):
                 leaks[kind]["one only: the upper object's (drawn first)" if held == {first}
                             else "one only: the lower object's"] += 1
     print_shares(outcomes, sum(outcomes.values()))
+    print(f"\nthe {2 * len(rows)} named objects (in the named colour and shape)")
+    print_shares(named_objects, 2 * len(rows))
+    print(f"both drawn once: {both_once} prompts; of them, the arrangement right: {placed_right} "
+          f"({100 * placed_right / max(both_once, 1):.1f} %)")
     for kind, counter in leaks.items():
         print(f"\nprompts naming two different {kind}s: {sum(counter.values())}; the {kind}s drawn")
         print_shares(counter, sum(counter.values()))
