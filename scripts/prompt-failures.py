@@ -94,7 +94,7 @@ def relation(rows, other_rows=None):
         if not found_counts:
             both_once += 1
             placed_right += not arranged_wrong
-        missing = failed.count("is present (0 found")
+        missing = found_counts.count(0)
         if row["passed"] == "1":
             outcomes["passed"] += 1
         elif missing:
