@@ -235,6 +235,9 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
       echo "stage 6 stopped at step $TARGET_CPU_STOP_AT of $TARGET_CPU_STEPS: $RUNS/target-cpu resumes with a larger TARGET_CPU_STOP_AT"
       exit 0
     fi
+    # Stage 5's bundle and parts (the bundle shipped before stage 6), where stage 6's parts warm-start from.
+    [ -f "$RUNS/bundle-stage5/speculum.json" ] || bundle "$RUNS/target-gpu" "$RUNS/bundle-stage5"
+    dependants "$RUNS/bundle-stage5" "$RUNS/parts" "$RUNS/target-gpu" "$RUNS/stage4-parts"
     ship_stage6
   else
     bundle "$RUNS/target-gpu" resources/models/default
