@@ -41,6 +41,8 @@ scene_set() {
   [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
     --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors"
 }
+# The step of stage 6's run's checkpoint (empty before its first).
+cpu_run_step() { sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true; }
 # Stage 6's run (below), resumable: its phases up to TARGET_CPU_STEPS, stopping at TARGET_CPU_STOP_AT.
 cpu_run_phases() {
   mkdir -p "$P"
@@ -53,7 +55,7 @@ cpu_run_phases() {
     --init-from "$RUNS/target-gpu" --caption-contrast 0.1 --contrast-on object-tops --lr 3e-4 --warmup 20
     --checkpoint-every 25 --threads "${THREADS:-2}")
   previous_end=0
-  resumed_at=$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true)
+  resumed_at=$(cpu_run_step)
   for phase in "${!phase_ends[@]}"; do
     [ "$TARGET_CPU_STEPS" -gt "$previous_end" ] || break
     end=${phase_ends[phase]}
@@ -150,7 +152,7 @@ finish_bundle() {
 if [ "$STAGE6_ONLY" = 1 ]; then
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-1922} TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   cpu_run_phases
-  reached=$(sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json")
+  reached=$(cpu_run_step)
   echo "stage 6 at step $reached of $TARGET_CPU_STEPS"
   if [ "${2:-}" = ship ] && [ "$reached" -ge "$TARGET_CPU_STEPS" ]; then
     for run in parts parts-cpu stage4-parts; do [ -d "$RUNS/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
