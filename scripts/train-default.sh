@@ -23,7 +23,7 @@ export OMP_WAIT_POLICY=PASSIVE
 
 [ -f "$RUNS/emoji/captions.jsonl" ] || $CLI data emoji --out "$RUNS/emoji"
 STAGE6_ONLY=0
-if [ "${1:-}" = stage6 ]; then  # only stage 6's run, from the committed VQ, stage 5's target and the run's checkpoint
+if [ "${1:-}" = stage6 ] || [ "${1:-}" = stage7 ]; then  # only stage 6's (or 7's) run, from the committed VQ, stage 5's target and the run's checkpoint
   STAGE6_ONLY=1
   for run in vq target-gpu; do [ -d "$RUNS/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
 fi
@@ -139,16 +139,45 @@ finish_bundle() {
   # captions x 4 seeds with ar, 6 minutes here), with the prompt grammar, stored in the manifest's prompt_guide.
   $CLI examples --bundle resources/models/default --candidates 60 --seeds 4 --count 8 --write
   # The lossy methods' options this target keeps within the quality tolerance of ar, where the engine's defaults (the
-  # papers' values) lose points: the fastest measured setting within it on the 2,000-prompt protocol (docs/methods.md,
-  # docs/benchmarks/studies.md). generate() and the studio start from them.
+  # papers' values) lose points: the fastest measured setting within it on the 2,000-prompt protocol whose Frechet
+  # distance to the data stays within the lossless methods' (docs/methods.md, docs/benchmarks/studies.md).
+  # generate() and the studio start from them.
   $CLI recommend --bundle resources/models/default --method ssd --opt rounds=8 --opt row0_rounds=5
   $CLI recommend --bundle resources/models/default --method mulo --opt tau=0.9 --opt neighbours=0  # the only one within
-  $CLI recommend --bundle resources/models/default --method lantern --opt delta=0.05
+  $CLI recommend --bundle resources/models/default --method lantern --opt delta=0.03  # 0.05 shifts the images (FD)
   $CLI recommend --bundle resources/models/default --method lisa --opt soft=0
+}
+# Stage 7 (issue 29, in progress): stage 6's end carried on as a run of its own (stage 6 stays as shipped), its recipe
+# (the contrast on the objects' tops with leak foils, batch 128, peak LR 3e-4 after 20 warm-up steps) on a fresh cosine
+# over TARGET7_STEPS with fresh AdamW moments, on 120,000 scenes no stage has seen (seeds 320,000..439,999, the emoji
+# split in three sets): stage 6 flattened in its cosine's tail, and the single-object curve extrapolates to 70 % after
+# 1,100-3,800 more steps (docs/model-card.md, "The run's end"). Spans sessions: TARGET7_STOP_AT ends a session's share
+# with a checkpoint; it resumes from resources/training/target-stage7 when one is committed there.
+TARGET7_STEPS=${TARGET7_STEPS:-1500}
+stage7_run() {
+  [ -f "$RUNS/target-stage7/checkpoint/state.json" ] || [ ! -f resources/training/target-stage7/checkpoint/state.json ] ||
+    cp -r resources/training/target-stage7 "$RUNS/target-stage7"
+  local corpora=() seed
+  for seed in $(seq 320000 10000 430000); do
+    corpora+=("$P/corpus-g$seed.safetensors")
+    scene_set "$seed" &
+    [ $(( ${#corpora[@]} % 2 )) -ne 0 ] || wait  # two at a time
+  done
+  wait
+  $CLI train target --vq "$RUNS/vq" --held-out "$RUNS/held-out.safetensors" --batch 128 --out "$RUNS/target-stage7" \
+    --init-from "$RUNS/target-cpu" --caption-contrast 0.1 --contrast-on object-tops --contrast-copy 0.5 --lr 3e-4 \
+    --warmup 20 --checkpoint-every 25 --threads "${THREADS:-2}" --corpus "${corpora[@]}" --steps "$TARGET7_STEPS" \
+    --stop-at "${TARGET7_STOP_AT:-0}"
 }
 # `stage6 [ship]`: only stage 6's run, from the committed VQ, stage 5's target and the run's checkpoint; with `ship`,
 # once the run has reached TARGET_CPU_STEPS, its bundle shipped with its dependants (the committed parts' runs:
 # finished ones install at once).
+if [ "${1:-}" = stage7 ]; then  # only stage 7's run (after stage 6's, which returns at once once finished)
+  TARGET_CPU_STEPS=1922 TARGET_CPU_STOP_AT=0
+  cpu_run_phases
+  stage7_run
+  exit 0
+fi
 if [ "$STAGE6_ONLY" = 1 ]; then
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-1922} TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   cpu_run_phases
