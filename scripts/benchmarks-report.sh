@@ -33,7 +33,7 @@ if [ "${1:-}" = "--measure" ]; then
   sweep sweep-sjd-window sjd window=8,16,32
   sweep sweep-lisa-budget lisa budget=0,1,2,4 --opt soft=1  # the soft path; the default (soft off) is exact
   sweep sweep-lantern-delta lantern delta=0,0.05,0.1,0.2
-  sweep sweep-ssd-rounds ssd rounds=0,2,4,8,16
+  sweep sweep-ssd-rounds ssd rounds=0,2,4,8,10,16
   sweep sweep-mulo-tau mulo tau=0,0.01,0.5,0.7,0.9
 fi
 

@@ -26,6 +26,8 @@ $CLI plot --csv resources/training/target-gpu/log.csv --columns loss,held_out_lo
   --title "Target, stage 5 (the contrast at batch 128, on a GPU)" --y-label "nats / token" --out "$OUT/target-gpu-loss.png"
 $CLI plot --csv resources/training/target-cpu/log.csv --columns loss,held_out_loss,caption_contrast \
   --title "Target, stage 6 (the contrast at batch 128, on the CPUs)" --y-label "nats / token" --out "$OUT/target-cpu-loss.png"
+$CLI plot --csv resources/training/target-stage7/log.csv --columns loss,held_out_loss,caption_contrast \
+  --title "Target, stage 7 (stage 6 carried on: a fresh cosine on fresh scenes)" --y-label "nats / token" --out "$OUT/target-stage7-loss.png"
 $CLI inspect resources/models/default
 $CLI check --ground-truth 1000 --seed 700000000 --through-tokenizer resources/models/default | sed -n 1,11p
 $CLI eval --prompts "$PROMPTS" --sheet "$OUT/samples.png" "$@"

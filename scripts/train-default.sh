@@ -41,8 +41,8 @@ scene_set() {
   [ -f "$P/corpus-g$seed.safetensors" ] || OMP_NUM_THREADS=1 $CLI train tokenize --vq "$RUNS/vq" "${emoji[@]}" \
     --count 10000 --seed "$seed" --out "$P/corpus-g$seed.safetensors"
 }
-# The step of stage 6's run's checkpoint (empty before its first).
-cpu_run_step() { sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/target-cpu/checkpoint/state.json" 2>/dev/null || true; }
+# The step of a run's checkpoint (0 before its first). Usage: run_step RUN_NAME
+run_step() { sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/$1/checkpoint/state.json" 2>/dev/null | grep . || echo 0; }
 # Stage 6's run (below), resumable: its phases up to TARGET_CPU_STEPS, stopping at TARGET_CPU_STOP_AT.
 cpu_run_phases() {
   mkdir -p "$P"
@@ -55,7 +55,7 @@ cpu_run_phases() {
     --init-from "$RUNS/target-gpu" --caption-contrast 0.1 --contrast-on object-tops --lr 3e-4 --warmup 20
     --checkpoint-every 25 --threads "${THREADS:-2}")
   previous_end=0
-  resumed_at=$(cpu_run_step)
+  resumed_at=$(run_step target-cpu)
   for phase in "${!phase_ends[@]}"; do
     [ "$TARGET_CPU_STEPS" -gt "$previous_end" ] || break
     end=${phase_ends[phase]}
@@ -123,16 +123,20 @@ dependants() {
   $CLI train install-low-res --run "$low_res_run" --bundle "$bundle"
   $CLI calibrate --bundle "$bundle"  # LISA's soft-verification bounds for this target and LISA drafter
 }
-# Stage 6's end shipped: its bundle, with the EAGLE drafter and the SSD heads warm-started from stage 5's ($RUNS/parts)
-# on the scenes stage 6 trained on last (phase 3's first two sets, the first with the emoji split), and stage 4's LISA
-# and low-resolution drafters kept ($RUNS/stage4-parts), as stage 5 shipped them.
-ship_stage6() {
+# A continued target's end as a bundle with its dependants: the EAGLE drafter and the SSD heads warm-started from the
+# parts of the target it continued (WARM_FROM) on the first two scene sets of its last phase (FIRST_SEED and the next;
+# the first carries the emoji split), and stage 4's LISA and low-resolution drafters kept ($RUNS/stage4-parts), as
+# stages 5 and 6 shipped them. Usage: ship_continued TARGET_RUN BUNDLE PARTS_DIR WARM_FROM FIRST_SEED
+ship_continued() {
+  local seed=$5
   mkdir -p "$P"
-  scene_set 200000 & scene_set 210000 & wait
-  bundle "$RUNS/target-cpu" resources/models/default
-  WARM_CORPORA=("$P"/corpus-g2{0,1}0000.safetensors)
-  dependants resources/models/default "$RUNS/parts-cpu" "$RUNS/target-cpu" "$RUNS/parts" "$RUNS/stage4-parts"
+  scene_set "$seed" & scene_set $(( seed + 10000 )) & wait
+  bundle "$1" "$2"
+  WARM_CORPORA=("$P/corpus-g$seed.safetensors" "$P/corpus-g$(( seed + 10000 )).safetensors")
+  dependants "$2" "$3" "$1" "$4" "$RUNS/stage4-parts"
 }
+# Stage 6's end with its parts (the bundle shipped before stage 7; its parts are where stage 7's warm-start from).
+ship_stage6() { ship_continued "$RUNS/target-cpu" "$1" "$RUNS/parts-cpu" "$RUNS/parts" 200000; }
 # The bundle's finishing touches, after its target and dependants:
 finish_bundle() {
   # The studio's first-run hint: the prompts this target draws well, chosen by the prompt checker (60 held-out
@@ -142,17 +146,17 @@ finish_bundle() {
   # papers' values) lose points: the fastest measured setting within it on the 2,000-prompt protocol whose Frechet
   # distance to the data stays within the lossless methods' (docs/methods.md, docs/benchmarks/studies.md).
   # generate() and the studio start from them.
-  $CLI recommend --bundle resources/models/default --method ssd --opt rounds=8 --opt row0_rounds=5
+  $CLI recommend --bundle resources/models/default --method ssd --opt rounds=10 --opt row0_rounds=5  # 8 lost 3.4 points on stage 7
   $CLI recommend --bundle resources/models/default --method mulo --opt tau=0.9 --opt neighbours=0  # the only one within
   $CLI recommend --bundle resources/models/default --method lantern --opt delta=0.03  # 0.05 shifts the images (FD)
   $CLI recommend --bundle resources/models/default --method lisa --opt soft=0
 }
-# Stage 7 (issue 29, in progress): stage 6's end carried on as a run of its own (stage 6 stays as shipped), its recipe
+# Stage 7 (issue 29's twenty-fifth and twenty-sixth stops): stage 6's end carried on as a run of its own, its recipe
 # (the contrast on the objects' tops with leak foils, batch 128, peak LR 3e-4 after 20 warm-up steps) on a fresh cosine
 # over TARGET7_STEPS with fresh AdamW moments, on 120,000 scenes no stage has seen (seeds 320,000..439,999, the emoji
-# split in three sets): stage 6 flattened in its cosine's tail, and the single-object curve extrapolates to 70 % after
-# 1,100-3,800 more steps (docs/model-card.md, "The run's end"). Spans sessions: TARGET7_STOP_AT ends a session's share
-# with a checkpoint; it resumes from resources/training/target-stage7 when one is committed there.
+# split in three sets; about 4 hours here): +4.9 [+2.7, +7.1] points against stage 6 (docs/model-card.md, "Stage 7").
+# The shipped bundle's target since its end. Spans sessions: TARGET7_STOP_AT ends a session's share with a checkpoint;
+# it resumes from resources/training/target-stage7 when one is committed there (finished, it returns at once).
 TARGET7_STEPS=${TARGET7_STEPS:-1500}
 stage7_run() {
   [ -f "$RUNS/target-stage7/checkpoint/state.json" ] || [ ! -f resources/training/target-stage7/checkpoint/state.json ] ||
@@ -169,24 +173,40 @@ stage7_run() {
     --warmup 20 --checkpoint-every 25 --threads "${THREADS:-2}" --corpus "${corpora[@]}" --steps "$TARGET7_STEPS" \
     --stop-at "${TARGET7_STOP_AT:-0}"
 }
-# `stage6 [ship]`: only stage 6's run, from the committed VQ, stage 5's target and the run's checkpoint; with `ship`,
-# once the run has reached TARGET_CPU_STEPS, its bundle shipped with its dependants (the committed parts' runs:
-# finished ones install at once).
-if [ "${1:-}" = stage7 ]; then  # only stage 7's run (after stage 6's, which returns at once once finished)
+# Stage 7's end shipped, its parts warm-started from stage 6's.
+ship_stage7() { ship_continued "$RUNS/target-stage7" resources/models/default "$RUNS/parts-stage7" "$RUNS/parts-cpu" 320000; }
+# The committed parts' runs, into $RUNS (finished ones install at once). Usage: committed_parts NAME...
+committed_parts() {
+  local run
+  for run in "$@"; do [ -d "$RUNS/$run" ] || [ ! -d "resources/training/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
+}
+# `stage7 [ship]`: only stage 7's run (after stage 6's, which returns at once once finished), from the committed VQ,
+# stage 6's target and the run's checkpoint; with `ship`, once it has reached TARGET7_STEPS, its end shipped as the
+# default bundle with its dependants and finishing touches.
+if [ "${1:-}" = stage7 ]; then
   TARGET_CPU_STEPS=1922 TARGET_CPU_STOP_AT=0
   cpu_run_phases
   stage7_run
+  reached=$(run_step target-stage7)
+  echo "stage 7 at step $reached of $TARGET7_STEPS"
+  if [ "${2:-}" = ship ] && [ "$reached" -ge "$TARGET7_STEPS" ]; then
+    committed_parts parts-cpu parts-stage7 stage4-parts
+    ship_stage7
+    finish_bundle
+  fi
   exit 0
 fi
+# `stage6 [ship]`: only stage 6's run, from the committed VQ, stage 5's target and the run's checkpoint; with `ship`,
+# once the run has reached TARGET_CPU_STEPS, its bundle (the one shipped before stage 7) made in $RUNS/bundle-stage6
+# with its dependants.
 if [ "$STAGE6_ONLY" = 1 ]; then
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-1922} TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   cpu_run_phases
-  reached=$(cpu_run_step)
+  reached=$(run_step target-cpu)
   echo "stage 6 at step $reached of $TARGET_CPU_STEPS"
   if [ "${2:-}" = ship ] && [ "$reached" -ge "$TARGET_CPU_STEPS" ]; then
-    for run in parts parts-cpu stage4-parts; do [ -d "$RUNS/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
-    ship_stage6
-    finish_bundle
+    committed_parts parts parts-cpu stage4-parts
+    ship_stage6 "$RUNS/bundle-stage6"
   fi
   exit 0
 fi
@@ -255,9 +275,9 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
   # It spans sessions: TARGET_CPU_STOP_AT ends a session's share with a checkpoint and no bundle, and the run resumes
   # from resources/training/target-cpu when one is committed there (model card, "The run at stage 5's length").
   # `bash scripts/train-default.sh stage6` runs only this run (TARGET_CPU_STEPS defaults to 1922 there), from the
-  # committed VQ and stage 5's target, without re-making the stages before it (`stage6 ship` also ships its end).
-  # The shipped bundle's target since its end (+6.3 [+4.1, +8.5] points against stage 5); TARGET_CPU_STEPS=0 ships
-  # stage 5's target with its parts instead (the bundle shipped before).
+  # committed VQ and stage 5's target, without re-making the stages before it (`stage6 ship` also makes its bundle).
+  # The shipped bundle's target from its end to stage 7's (+6.3 [+4.1, +8.5] points against stage 5); TARGET_CPU_STEPS=0
+  # ships stage 5's target with its parts instead.
   TARGET_CPU_STEPS=${TARGET_CPU_STEPS:-1922}
   TARGET_CPU_STOP_AT=${TARGET_CPU_STOP_AT:-0}
   if [ "$TARGET_CPU_STEPS" -gt 0 ]; then
@@ -269,7 +289,19 @@ if [ "$TARGET_GPU_STEPS" -gt 0 ]; then
     # Stage 5's bundle and parts (the bundle shipped before stage 6), where stage 6's parts warm-start from.
     [ -f "$RUNS/bundle-stage5/speculum.json" ] || bundle "$RUNS/target-gpu" "$RUNS/bundle-stage5"
     dependants "$RUNS/bundle-stage5" "$RUNS/parts" "$RUNS/target-gpu" "$RUNS/stage4-parts"
-    ship_stage6
+    # Stage 7 (above): stage 6's end carried on, shipped with its parts warm-started from stage 6's; TARGET7_STEPS=0
+    # ships stage 6's end with its parts instead (the bundle shipped before). TARGET7_STOP_AT ends a session's share.
+    if [ "$TARGET7_STEPS" -gt 0 ]; then
+      ship_stage6 "$RUNS/bundle-stage6"
+      stage7_run
+      if [ "$(run_step target-stage7)" -lt "$TARGET7_STEPS" ]; then
+        echo "stage 7 stopped at step $(run_step target-stage7) of $TARGET7_STEPS: $RUNS/target-stage7 resumes with a larger TARGET7_STOP_AT"
+        exit 0
+      fi
+      ship_stage7
+    else
+      ship_stage6 resources/models/default
+    fi
   else
     bundle "$RUNS/target-gpu" resources/models/default
     dependants resources/models/default "$RUNS/parts" "$RUNS/target-gpu" "$RUNS/stage4-parts"

@@ -23,7 +23,7 @@ MethodInfo ssd_method_info() {
            {.name = "rounds", .label = "Rounds per block",
             .help = "Verify-and-correct rounds per block of rows (0 = commit the drafts unverified)", .unit = "rounds",
             // The paper's r = 2. On the default bundle it loses 5.5 points of the quality protocol, so that bundle
-            // recommends 8, the fewest rounds measured within the tolerance (its manifest's method_options).
+            // recommends 10, the fewest rounds measured within the tolerance (its manifest's method_options).
             .default_value = 2, .min = 0, .max = 16, .integer = true},
            {.name = "row0_rounds", .label = "Row 0 rounds", .help = "Verify-and-correct rounds per chunk of row 0",
             .unit = "rounds", .default_value = 1, .min = 0, .max = 16, .integer = true},
