@@ -1,10 +1,11 @@
 // The speculative methods end to end: lossless methods reproduce ar's distribution over whole grids of a
-// toy model (chi-squared over 10^5 draws; a relaxed rule fails the same test), the drafter's tree
-// forward, the cache after a tree run equals one built token by token, LISA keeps strict acceptance as
-// its floor, SSD takes one forward per round and commit, every method is deterministic and its metrics are what its events say, and bad requests
-// name what is wrong.
+// toy model (chi-squared over 10^5 draws; a relaxed rule fails the same test), SSD's rows of three cells are exact
+// with a round per cell, the drafter's tree forward, the cache after a tree run equals one built token by token, LISA
+// keeps strict acceptance as its floor, SSD takes one forward per round and commit, every method is deterministic and
+// its metrics are what its events say, and bad requests name what is wrong.
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -69,54 +70,117 @@ double chi2_critical(int df) {
   return df * std::pow(1 - a + z * std::sqrt(a), 3);
 }
 
+// A toy class-conditional model small enough that the exact law of its whole grid can be enumerated.
+struct ToyGrid {
+  std::string dir;
+  int side = 0, vocab = 0;
+  std::vector<double> exact;  // probability of each grid, index = base-`vocab` digits in raster order
+  int cells() const { return side * side; }
+  // Token `cell` of grid index `g`.
+  int token(std::size_t g, int cell) const {
+    for (int i = cells() - 1; i > cell; --i) g /= static_cast<std::size_t>(vocab);
+    return static_cast<int>(g % static_cast<std::size_t>(vocab));
+  }
+};
+
+// Pearson's chi-squared of `counts` (out of `draws`) against `probability`, bins expected below 5 pooled into
+// one; with its degrees of freedom.
+std::pair<double, int> chi2_statistic(const std::vector<int>& counts, const std::vector<double>& probability, int draws) {
+  double statistic = 0, pooled_expected = 0, pooled_observed = 0;
+  int bins = 0;
+  for (std::size_t g = 0; g < probability.size(); ++g) {
+    const double expected = probability[g] * draws;
+    if (expected < 5) {
+      pooled_expected += expected;
+      pooled_observed += counts[g];
+      continue;
+    }
+    statistic += std::pow(counts[g] - expected, 2) / expected;
+    ++bins;
+  }
+  if (pooled_expected >= 5) {
+    statistic += std::pow(pooled_observed - pooled_expected, 2) / pooled_expected;
+    ++bins;
+  }
+  return {statistic, bins - 1};
+}
+
+// Per-grid values summed into the joint law of one row's cells (index = that row's base-`vocab` digits).
+template <typename T>
+std::vector<T> row_marginal(const ToyGrid& toy, const std::vector<T>& per_grid, int row) {
+  std::vector<T> marginal(static_cast<std::size_t>(std::pow(toy.vocab, toy.side)), T{});
+  for (std::size_t g = 0; g < per_grid.size(); ++g) {
+    std::size_t r = 0;
+    for (int x = 0; x < toy.side; ++x) r = r * toy.vocab + toy.token(g, row * toy.side + x);
+    marginal[r] += per_grid[g];
+  }
+  return marginal;
+}
+
 }  // namespace
 
 class TestSpeculative : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
-  std::string toy_dir_;
-  std::unique_ptr<Engine> toy_;
+  ToyGrid toy_;        // 2x2, 4 codes: every lossless method
+  ToyGrid toy_wide_;   // 3x3, 3 codes: SSD's rows of three drafted cells
   std::unique_ptr<Engine> text_;
-  std::vector<double> exact_;  // probability of each toy grid, index = base-4 digits in raster order
   SamplingParams toy_sampling_;
 
-  static constexpr int kToyVocab = 4;
-  static constexpr int kToyCells = 4;  // a 2x2 grid
+  ToyGrid make_toy_grid(const std::string& name, int side, int vocab) {
+    ToyGrid toy{dir_.path().toStdString() + "/" + name, side, vocab, {}};
+    RandomBundleParams p;
+    p.out_dir = toy.dir;
+    p.preset = "tiny";
+    p.condition = "class";
+    p.dim = 32;
+    p.n_layer = 1;
+    p.n_head = 2;
+    p.grid = side;
+    p.vocab = vocab;
+    p.seed = 3;
+    create_random_bundle(p);
+    toy.exact = exact_grid_distribution(toy);
+    return toy;
+  }
 
-  std::vector<double> exact_grid_distribution() {
+  // The exact law by enumeration: one teacher-forced pass per grid less its last cell gives every
+  // conditional along it, and the last cell's distribution covers all `vocab` grids that share that start.
+  std::vector<double> exact_grid_distribution(const ToyGrid& toy) {
     c10::InferenceMode inference;
-    const BundleManifest m = read_manifest(toy_dir_);
+    const BundleManifest m = read_manifest(toy.dir);
     const Transformer target = load_target(m);
     const ConditionPrefix prefix = target.class_prefix(0, 2);
-    std::vector<double> probability(static_cast<std::size_t>(std::pow(kToyVocab, kToyCells)));
-    for (std::size_t g = 0; g < probability.size(); ++g) {
-      std::vector<std::int64_t> tokens(kToyCells);
-      for (int i = 0, rest = static_cast<int>(g); i < kToyCells; ++i, rest /= kToyVocab)
-        tokens[kToyCells - 1 - i] = rest % kToyVocab;
-      KVCache cache = target.make_cache(2, 0);
-      ForwardInput in;
-      in.embeddings = prefix.embeddings;
-      in.positions = target.prefix_positions();
-      in.attendable = prefix.attendable;
-      in.logits_last = 1;
-      const at::Tensor first = target_distribution(target.forward(in, cache).logits, toy_sampling_);
+    KVCache cache = target.make_cache(2, 0);
+    ForwardInput in;
+    in.embeddings = prefix.embeddings;
+    in.positions = target.prefix_positions();
+    in.attendable = prefix.attendable;
+    in.logits_last = 1;
+    const at::Tensor first = target_distribution(target.forward(in, cache).logits, toy_sampling_).to(at::kDouble);
+    const int prefix_length = cache.length(), n = toy.cells();
+    std::vector<double> probability(static_cast<std::size_t>(std::pow(toy.vocab, n)));
+    for (std::size_t start = 0; start < probability.size() / toy.vocab; ++start) {
+      std::vector<std::int64_t> tokens(n - 1);
+      for (int i = 0; i < n - 1; ++i) tokens[i] = toy.token(start * toy.vocab, i);
+      cache.truncate(prefix_length);
       ForwardInput rest;
-      rest.tokens = at::tensor(std::vector<std::int64_t>(tokens.begin(), tokens.end() - 1), at::kLong);
-      for (int i = 0; i < kToyCells - 1; ++i) rest.positions.push_back(m.target.cls_token_num + i);
-      const at::Tensor next = target_distribution(target.forward(rest, cache).logits, toy_sampling_);
-      double p = first[0][tokens[0]].item<double>();
-      for (int i = 1; i < kToyCells; ++i) p *= next[i - 1][tokens[i]].item<double>();
-      probability[g] = p;
+      rest.tokens = at::tensor(tokens, at::kLong);
+      for (int i = 0; i < n - 1; ++i) rest.positions.push_back(m.target.cls_token_num + i);
+      const at::Tensor next = target_distribution(target.forward(rest, cache).logits, toy_sampling_).to(at::kDouble);
+      const auto p_next = next.accessor<double, 2>();
+      double p_start = first[0][tokens[0]].item<double>();
+      for (int i = 1; i < n - 1; ++i) p_start *= p_next[i - 1][tokens[i]];
+      for (int last = 0; last < toy.vocab; ++last) probability[start * toy.vocab + last] = p_start * p_next[n - 2][last];
     }
     return probability;
   }
 
-  // Chi-squared statistic and degrees of freedom of `draws` grids from `method` against the exact law
-  // (bins expected below 5 are pooled). Runs the method on the engine's own parts without the engine's
-  // per-request work (logging, image decoding), which would dominate on a 2x2 grid.
-  std::pair<double, int> chi2(const std::string& method, const MethodOptions& options, int draws) {
+  // How often each grid came out of `draws` runs of `method` on `toy`. Runs the method on the engine's own
+  // parts without the engine's per-request work (logging, image decoding), which would dominate on a toy grid.
+  std::vector<int> draw_grids(const ToyGrid& toy, const std::string& method, const MethodOptions& options, int draws) {
     c10::InferenceMode inference;
-    const BundleManifest m = read_manifest(toy_dir_);
+    const BundleManifest m = read_manifest(toy.dir);
     const Transformer target = load_target(m);
     std::map<std::string, std::unique_ptr<Drafter>> drafters;
     MethodResources resources;
@@ -133,60 +197,33 @@ class TestSpeculative : public QObject {
           h->horizontal, h->vertical);
       resources.ssd_heads = heads.get();
     }
-    const CodebookGeometry geometry(at::randn({kToyVocab, 8}), 3);  // the toy's codes are random anyway
+    const CodebookGeometry geometry(at::randn({toy.vocab, 8}), 3);  // the toy's codes are random anyway
     resources.geometry = &geometry;
     resources.soft_bounds = m.soft_verification;
     const auto decoder = make_method(method, options, resources);
     const ConditionPrefix prefix = target.class_prefix(0, 2);
-    std::vector<int> counts(exact_.size(), 0);
+    std::vector<int> counts(toy.exact.size(), 0);
     for (int s = 0; s < draws; ++s) {
       KVCache cache = target.make_cache(2, decoder->extra_cache_slots());
       DecodeSession session(target, cache, prefix, toy_sampling_, static_cast<std::uint64_t>(s), {}, {}, nullptr);
       decoder->run(session);
-      int g = 0;
-      for (int t : session.tokens()) g = g * kToyVocab + t;
+      std::size_t g = 0;
+      for (int t : session.tokens()) g = g * toy.vocab + t;
       ++counts[g];
     }
-    double statistic = 0, pooled_expected = 0, pooled_observed = 0;
-    int bins = 0;
-    for (std::size_t g = 0; g < exact_.size(); ++g) {
-      const double expected = exact_[g] * draws;
-      if (expected < 5) {
-        pooled_expected += expected;
-        pooled_observed += counts[g];
-        continue;
-      }
-      statistic += std::pow(counts[g] - expected, 2) / expected;
-      ++bins;
-    }
-    if (pooled_expected >= 5) {
-      statistic += std::pow(pooled_observed - pooled_expected, 2) / pooled_expected;
-      ++bins;
-    }
-    return {statistic, bins - 1};
+    return counts;
   }
 
  private Q_SLOTS:
   void initTestCase() {
-    at::set_num_threads(1);  // a 2x2 grid's ops are too small to share
-    toy_dir_ = dir_.path().toStdString() + "/toy";
-    RandomBundleParams toy;
-    toy.out_dir = toy_dir_;
-    toy.preset = "tiny";
-    toy.condition = "class";
-    toy.dim = 32;
-    toy.n_layer = 1;
-    toy.n_head = 2;
-    toy.grid = 2;
-    toy.vocab = kToyVocab;
-    toy.seed = 3;
-    create_random_bundle(toy);
-    toy_ = load(toy_dir_);
+    at::set_num_threads(1);  // a toy grid's ops are too small to share
     toy_sampling_.cfg_scale = 2.0f;
-    exact_ = exact_grid_distribution();
-    double total = 0;
-    for (double p : exact_) total += p;
-    QVERIFY(std::abs(total - 1) < 1e-4);
+    for (ToyGrid* toy : {&toy_, &toy_wide_}) {
+      *toy = toy == &toy_ ? make_toy_grid("toy", 2, 4) : make_toy_grid("toy-wide", 3, 3);
+      double total = 0;
+      for (double p : toy->exact) total += p;
+      QVERIFY(std::abs(total - 1) < 1e-4);
+    }
     text_ = load(test::bundles_dir() + "/tiny-text");
   }
 
@@ -226,7 +263,7 @@ class TestSpeculative : public QObject {
     QFETCH(int, draws);
     MethodOptions options;
     if (!option.isEmpty()) options[option.toStdString()] = value;
-    const auto [statistic, df] = chi2(method.toStdString(), options, draws);
+    const auto [statistic, df] = chi2_statistic(draw_grids(toy_, method.toStdString(), options, draws), toy_.exact, draws);
     const double critical = chi2_critical(df);
     qInfo("%s, %d draws: chi2 %.1f on %d degrees of freedom (critical %.1f at p = 1e-4)", qPrintable(method), draws,
           statistic, df, critical);
@@ -235,6 +272,43 @@ class TestSpeculative : public QObject {
       QVERIFY(statistic < critical);
     else
       QVERIFY(statistic > critical);
+  }
+
+  // SSD's rows of three drafted cells, on a 3x3 grid: with a round per cell (three per row, two for row 0's
+  // chunk of two) every cell is tested in its final context, so the whole grid's law and each row's are exact,
+  // with early stop or without; with one round the cells after a replacement go in stale, which the same
+  // statistics must catch.
+  void ssd_with_a_round_per_cell_is_exact_on_rows_of_three_data() {
+    QTest::addColumn<int>("rounds");
+    QTest::addColumn<bool>("early_stop");
+    QTest::addColumn<bool>("lossless");
+    QTest::newRow("a round per cell") << 3 << true << true;
+    QTest::newRow("a round per cell, no early stop") << 3 << false << true;
+    QTest::newRow("one round (lossy)") << 1 << true << false;
+  }
+  void ssd_with_a_round_per_cell_is_exact_on_rows_of_three() {
+    QFETCH(int, rounds);
+    QFETCH(bool, early_stop);
+    QFETCH(bool, lossless);
+    const int draws = 30000;
+    const MethodOptions options{{"rounds", rounds}, {"row0_rounds", std::min(rounds, 2)}, {"early_stop", early_stop ? 1 : 0}};
+    const std::vector<int> counts = draw_grids(toy_wide_, "ssd", options, draws);
+    std::vector<std::pair<std::string, std::pair<double, int>>> laws = {
+        {"whole grid", chi2_statistic(counts, toy_wide_.exact, draws)}};
+    for (int row = 0; row < toy_wide_.side; ++row)
+      laws.push_back({"row " + std::to_string(row), chi2_statistic(row_marginal(toy_wide_, counts, row),
+                                                                   row_marginal(toy_wide_, toy_wide_.exact, row), draws)});
+    int beyond = 0;
+    for (const auto& [law, result] : laws) {
+      const auto [statistic, df] = result;
+      const double critical = chi2_critical(df);
+      qInfo("ssd rounds %d, %s: chi2 %.1f on %d degrees of freedom (critical %.1f at p = 1e-4)", rounds, law.c_str(),
+            statistic, df, critical);
+      QVERIFY(df >= 15);
+      if (lossless) QVERIFY2(statistic < critical, law.c_str());
+      beyond += statistic > critical;
+    }
+    if (!lossless) QVERIFY(beyond > 0);
   }
 
   void drafter_tree_calls_match_its_teacher_forward() {
