@@ -184,31 +184,30 @@ TARGET8_STEPS=${TARGET8_STEPS:-1500}
 stage8_run() { continue_run target-stage8 target-stage7 440000 "$TARGET8_STEPS" "${TARGET8_STOP_AT:-0}"; }
 # Stage 7's end shipped, its parts warm-started from stage 6's.
 ship_stage7() { ship_continued "$RUNS/target-stage7" resources/models/default "$RUNS/parts-stage7" "$RUNS/parts-cpu" 320000; }
+# Stage 8's end shipped, its parts warm-started from stage 7's (not run yet: stage 8 is in progress).
+ship_stage8() { ship_continued "$RUNS/target-stage8" resources/models/default "$RUNS/parts-stage8" "$RUNS/parts-stage7" 440000; }
 # The committed parts' runs, into $RUNS (finished ones install at once). Usage: committed_parts NAME...
 committed_parts() {
   local run
   for run in "$@"; do [ -d "$RUNS/$run" ] || [ ! -d "resources/training/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
 }
-# `stage7 [ship]`: only stage 7's run (after stage 6's, which returns at once once finished), from the committed VQ,
-# stage 6's target and the run's checkpoint; with `ship`, once it has reached TARGET7_STEPS, its end shipped as the
-# default bundle with its dependants and finishing touches.
-if [ "${1:-}" = stage8 ]; then  # only stage 8's run (after stage 6's and 7's, which return at once once finished)
+# `stage7 [ship]` / `stage8 [ship]`: only that stage's run (after the stages before it, which return at once once
+# finished), from the committed VQ, targets and the run's checkpoint; with `ship`, once it has reached its steps, its
+# end shipped as the default bundle with its dependants and finishing touches.
+if [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then
   TARGET_CPU_STEPS=1922 TARGET_CPU_STOP_AT=0
   cpu_run_phases
   stage7_run
-  stage8_run
-  echo "stage 8 at step $(run_step target-stage8) of $TARGET8_STEPS"
-  exit 0
-fi
-if [ "${1:-}" = stage7 ]; then
-  TARGET_CPU_STEPS=1922 TARGET_CPU_STOP_AT=0
-  cpu_run_phases
-  stage7_run
-  reached=$(run_step target-stage7)
-  echo "stage 7 at step $reached of $TARGET7_STEPS"
-  if [ "${2:-}" = ship ] && [ "$reached" -ge "$TARGET7_STEPS" ]; then
-    committed_parts parts-cpu parts-stage7 stage4-parts
-    ship_stage7
+  run=target-stage7 steps=$TARGET7_STEPS
+  if [ "$1" = stage8 ]; then
+    stage8_run
+    run=target-stage8 steps=$TARGET8_STEPS
+  fi
+  reached=$(run_step $run)
+  echo "$1 at step $reached of $steps"
+  if [ "${2:-}" = ship ] && [ "$reached" -ge "$steps" ]; then
+    committed_parts parts-cpu parts-stage7 parts-stage8 stage4-parts
+    "ship_$1"
     finish_bundle
   fi
   exit 0
