@@ -21,11 +21,16 @@ bash scripts/setup.sh
 bash scripts/build.sh
 export OMP_WAIT_POLICY=PASSIVE
 
+# Committed runs, into $RUNS unless there already (finished ones install or return at once). Usage: committed_runs NAME...
+committed_runs() {
+  local run
+  for run in "$@"; do [ -d "$RUNS/$run" ] || [ ! -d "resources/training/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
+}
 [ -f "$RUNS/emoji/captions.jsonl" ] || $CLI data emoji --out "$RUNS/emoji"
 STAGE6_ONLY=0
 if [ "${1:-}" = stage6 ] || [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then  # only stage 6's (7's, 8's) run, from the committed VQ, stage 5's target and the runs' checkpoints
   STAGE6_ONLY=1
-  for run in vq target-gpu; do [ -d "$RUNS/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
+  committed_runs vq target-gpu
 fi
 [ -f "$RUNS/vq/vq.safetensors" ] || $CLI train vq --out "$RUNS/vq" --emoji "$RUNS/emoji" --steps 3000 --lr 8e-4
 [ "$STAGE6_ONLY" = 1 ] || [ -f "$RUNS/corpus.safetensors" ] ||
@@ -46,8 +51,7 @@ run_step() { sed -n 's/.*"step": *\([0-9]*\).*/\1/p' "$RUNS/$1/checkpoint/state.
 # Stage 6's run (below), resumable: its phases up to TARGET_CPU_STEPS, stopping at TARGET_CPU_STOP_AT.
 cpu_run_phases() {
   mkdir -p "$P"
-  [ -f "$RUNS/target-cpu/checkpoint/state.json" ] || [ ! -f resources/training/target-cpu/checkpoint/state.json ] ||
-    cp -r resources/training/target-cpu "$RUNS/target-cpu"
+  committed_runs target-cpu
   phase_ends=(300 922 1922)
   phase_args=("" "" "--contrast-copy 0.5")  # phase 3 adds leak foils (the model card's `copy` pilot)
   phase_seeds=("$(seq -s ' ' 120000 10000 150000)" "$(seq -s ' ' 120000 10000 190000)" "$(seq -s ' ' 200000 10000 310000)")
@@ -162,8 +166,7 @@ finish_bundle() {
 # at once, without tokenising its scenes. Usage: continue_run RUN_NAME INIT_RUN_NAME FIRST_SEED STEPS STOP_AT
 continue_run() {
   local run=$1 corpora=() seed
-  [ -f "$RUNS/$run/checkpoint/state.json" ] || [ ! -f "resources/training/$run/checkpoint/state.json" ] ||
-    cp -r "resources/training/$run" "$RUNS/$run"
+  committed_runs "$run"
   [ "$(run_step "$run")" -lt "$4" ] || return 0
   for seed in $(seq "$3" 10000 $(( $3 + 110000 ))); do
     corpora+=("$P/corpus-g$seed.safetensors")
@@ -186,11 +189,6 @@ stage8_run() { continue_run target-stage8 target-stage7 440000 "$TARGET8_STEPS" 
 ship_stage7() { ship_continued "$RUNS/target-stage7" resources/models/default "$RUNS/parts-stage7" "$RUNS/parts-cpu" 320000; }
 # Stage 8's end shipped, its parts warm-started from stage 7's (not run yet: stage 8 is in progress).
 ship_stage8() { ship_continued "$RUNS/target-stage8" resources/models/default "$RUNS/parts-stage8" "$RUNS/parts-stage7" 440000; }
-# The committed parts' runs, into $RUNS (finished ones install at once). Usage: committed_parts NAME...
-committed_parts() {
-  local run
-  for run in "$@"; do [ -d "$RUNS/$run" ] || [ ! -d "resources/training/$run" ] || cp -r "resources/training/$run" "$RUNS/$run"; done
-}
 # `stage7 [ship]` / `stage8 [ship]`: only that stage's run (after the stages before it, which return at once once
 # finished), from the committed VQ, targets and the run's checkpoint; with `ship`, once it has reached its steps, its
 # end shipped as the default bundle with its dependants and finishing touches.
@@ -206,7 +204,7 @@ if [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then
   reached=$(run_step $run)
   echo "$1 at step $reached of $steps"
   if [ "${2:-}" = ship ] && [ "$reached" -ge "$steps" ]; then
-    committed_parts parts-cpu parts-stage7 parts-stage8 stage4-parts
+    committed_runs parts-cpu parts-stage7 parts-stage8 stage4-parts
     "ship_$1"
     finish_bundle
   fi
@@ -221,7 +219,7 @@ if [ "$STAGE6_ONLY" = 1 ]; then
   reached=$(run_step target-cpu)
   echo "stage 6 at step $reached of $TARGET_CPU_STEPS"
   if [ "${2:-}" = ship ] && [ "$reached" -ge "$TARGET_CPU_STEPS" ]; then
-    committed_parts parts parts-cpu stage4-parts
+    committed_runs parts parts-cpu stage4-parts
     ship_stage6 "$RUNS/bundle-stage6"
   fi
   exit 0

@@ -218,8 +218,9 @@ class TestSpeculative : public QObject {
   void initTestCase() {
     at::set_num_threads(1);  // a toy grid's ops are too small to share
     toy_sampling_.cfg_scale = 2.0f;
-    for (ToyGrid* toy : {&toy_, &toy_wide_}) {
-      *toy = toy == &toy_ ? make_toy_grid("toy", 2, 4) : make_toy_grid("toy-wide", 3, 3);
+    toy_ = make_toy_grid("toy", 2, 4);
+    toy_wide_ = make_toy_grid("toy-wide", 3, 3);
+    for (const ToyGrid* toy : {&toy_, &toy_wide_}) {
       double total = 0;
       for (double p : toy->exact) total += p;
       QVERIFY(std::abs(total - 1) < 1e-4);
