@@ -28,7 +28,7 @@ committed_runs() {
 }
 [ -f "$RUNS/emoji/captions.jsonl" ] || $CLI data emoji --out "$RUNS/emoji"
 STAGE6_ONLY=0
-if [ "${1:-}" = stage6 ] || [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then  # only stage 6's (7's, 8's) run, from the committed VQ, stage 5's target and the runs' checkpoints
+if [ "${1:-}" = stage6 ] || [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ] || [ "${1:-}" = stage8-tops ]; then  # only stage 6's (7's, 8's) run, from the committed VQ, stage 5's target and the runs' checkpoints
   STAGE6_ONLY=1
   committed_runs vq target-gpu
 fi
@@ -176,7 +176,7 @@ continue_run() {
   wait
   $CLI train target --vq "$RUNS/vq" --held-out "$RUNS/held-out.safetensors" --batch 128 --out "$RUNS/$run" \
     --init-from "$RUNS/$2" --caption-contrast 0.1 --contrast-on object-tops --contrast-copy 0.5 --lr 3e-4 \
-    --warmup 20 --checkpoint-every 25 --threads "${THREADS:-2}" --corpus "${corpora[@]}" --steps "$4" --stop-at "$5"
+    --warmup 20 --checkpoint-every 25 --threads "${THREADS:-2}" --corpus "${corpora[@]}" --steps "$4" --stop-at "$5" "${@:6}"
 }
 TARGET7_STEPS=${TARGET7_STEPS:-1500}
 stage7_run() { continue_run target-stage7 target-cpu 320000 "$TARGET7_STEPS" "${TARGET7_STOP_AT:-0}"; }
@@ -185,14 +185,29 @@ stage7_run() { continue_run target-stage7 target-cpu 320000 "$TARGET7_STEPS" "${
 # 1,000 steps of 128 further and 40 % counts about 1,500 (docs/model-card.md, "Stage 7"). Spans sessions like stage 7.
 TARGET8_STEPS=${TARGET8_STEPS:-1500}
 stage8_run() { continue_run target-stage8 target-stage7 440000 "$TARGET8_STEPS" "${TARGET8_STOP_AT:-0}"; }
+# The `tops` pilot (issue 29, from its twenty-eighth stop): stage 8 forked at its step 450, the loss on each object-top
+# token (where drawing commits to an object's colour and shape: the second object's onset, which relation prompts
+# copy from the first) weighted 1 + 4 (--tops-weight 4); stage 8 itself is its control, the two on one core each
+# (THREADS=1) and compared at one step. Its checkpoint is committed; to make it again, stop stage 8 at the fork
+# (TARGET8_STOP_AT=450) from a checkpoint before it.
+TOPS8_FORK=450
+stage8_tops_run() {
+  committed_runs target-stage8-tops
+  if [ ! -d "$RUNS/target-stage8-tops" ]; then
+    [ "$(run_step target-stage8)" = "$TOPS8_FORK" ] ||
+      { echo "the tops pilot forks stage 8 at step $TOPS8_FORK; stage 8 is at $(run_step target-stage8)" >&2; exit 1; }
+    cp -r "$RUNS/target-stage8" "$RUNS/target-stage8-tops"
+  fi
+  continue_run target-stage8-tops target-stage7 440000 "$TARGET8_STEPS" "${TOPS8_STOP_AT:-0}" --tops-weight 4
+}
 # Stage 7's end shipped, its parts warm-started from stage 6's.
 ship_stage7() { ship_continued "$RUNS/target-stage7" resources/models/default "$RUNS/parts-stage7" "$RUNS/parts-cpu" 320000; }
 # Stage 8's end shipped, its parts warm-started from stage 7's (not run yet: stage 8 is in progress).
 ship_stage8() { ship_continued "$RUNS/target-stage8" resources/models/default "$RUNS/parts-stage8" "$RUNS/parts-stage7" 440000; }
-# `stage7 [ship]` / `stage8 [ship]`: only that stage's run (after the stages before it, which return at once once
+# `stage7 [ship]` / `stage8 [ship]` / `stage8-tops`: only that stage's run (after the stages before it, which return at once once
 # finished), from the committed VQ, targets and the run's checkpoint; with `ship`, once it has reached its steps, its
 # end shipped as the default bundle with its dependants and finishing touches.
-if [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then
+if [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ] || [ "${1:-}" = stage8-tops ]; then
   TARGET_CPU_STEPS=1922 TARGET_CPU_STOP_AT=0
   cpu_run_phases
   stage7_run
@@ -200,6 +215,9 @@ if [ "${1:-}" = stage7 ] || [ "${1:-}" = stage8 ]; then
   if [ "$1" = stage8 ]; then
     stage8_run
     run=target-stage8 steps=$TARGET8_STEPS
+  elif [ "$1" = stage8-tops ]; then
+    stage8_tops_run
+    run=target-stage8-tops steps=$TARGET8_STEPS
   fi
   reached=$(run_step $run)
   echo "$1 at step $reached of $steps"

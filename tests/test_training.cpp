@@ -278,6 +278,29 @@ class TestTraining : public QObject {
     QVERIFY2(std::abs(direct - ce_j) < 1e-3, qPrintable(QString("%1 vs %2").arg(direct).arg(ce_j)));
   }
 
+  void tops_weighting_adds_weight_on_the_two_rows_where_each_object_starts() {
+    const Transformer model(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 5), at::kCPU);
+    c10::InferenceMode inference;
+    TokenizedCorpus corpus = small_corpus(2);
+    const std::vector<std::int64_t> rows = {0, 1};
+    const std::vector<bool> kept(2, false);
+    const double plain = target_loss(model, corpus, rows, kept).item<double>();
+    // Image 1 on the 4x4 grid: an object over cells 5 and 9 (one column, rows 1-2) and 15 (a second object's onset,
+    // the last row). Its tops are 5 (nothing above), 9 (the row below a top) and 15; 13-14 and 0-4 hold nothing.
+    corpus.object_share = at::zeros({2, 16});
+    corpus.object_share[1][5] = corpus.object_share[1][9] = corpus.object_share[1][15] = 0.5;
+    const at::Tensor logits = corpus_logits(model, corpus);
+    const auto ce = [&](int cell) { return -at::log_softmax(logits[1][cell], -1)[corpus.codes[1][cell]].item<double>(); };
+    const double tops = ce(5) + ce(9) + ce(15), n = 32;
+    for (const double w : {1.0, 4.0}) {
+      const double expected = (n * plain + w * tops) / (n + 3 * w);  // the same weighted mean, computed by hand
+      const double got = target_loss(model, corpus, rows, kept, 0, w).item<double>();
+      QVERIFY2(std::abs(got - expected) < 1e-4, qPrintable(QString("w %1: %2 vs %3").arg(w).arg(got).arg(expected)));
+    }
+    QVERIFY(std::abs(target_loss(model, corpus, rows, kept, 0, 4).item<double>() - plain) > 1e-4);  // it moves the loss
+    QCOMPARE(target_loss(model, corpus, rows, kept, 0, 0).item<double>(), plain);  // 0: the plain mean
+  }
+
   void corpora_concatenate_when_their_vocabularies_agree() {
     const std::string dir = dir_.path().toStdString();
     TokenizedCorpus shapes = small_corpus(3), with_emoji = small_corpus(4), renumbered = small_corpus(2), wider = small_corpus(2);

@@ -61,6 +61,11 @@ CLI::App* add_train_commands(CLI::App& app) {
                      "object shares; 0: the plain mean)")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  target->add_option("--tops-weight", g->params.tops_weight,
+                     "Add this to the loss weight of each object-top token (where drawing commits to an object's colour "
+                     "and shape; a corpus tokenised with object shares; 0: off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   target->add_option("--caption-reading", g->params.caption_reading,
                      "Weight of the caption-reading loss: a reader on each image's first object row predicts its caption's "
                      "words, so the positions that decide the first shape must carry them (0: off)")

@@ -232,15 +232,17 @@ std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const
 
 namespace {
 
-// The next-token loss of teacher-forced logits (TargetTrainParams::object_weight).
+// The next-token loss of teacher-forced logits (TargetTrainParams::object_weight, tops_weight).
 at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& tokens, const TokenizedCorpus& corpus,
-                      const std::vector<std::int64_t>& rows, double object_weight) {
-  if (object_weight <= 0 || !corpus.object_share.defined())
+                      const std::vector<std::int64_t>& rows, const GptConfig& config, double object_weight, double tops_weight) {
+  if ((object_weight <= 0 && tops_weight <= 0) || !corpus.object_share.defined())
     return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
   const at::Tensor per_token = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}), {},
                                                       at::Reduction::None);
-  const at::Tensor weights =
-      (1 + object_weight * corpus.object_share.index_select(0, at::tensor(rows, at::kLong))).reshape({-1}).to(per_token.device());
+  const at::Tensor shares = corpus.object_share.index_select(0, at::tensor(rows, at::kLong));
+  at::Tensor weights = 1 + object_weight * shares;
+  if (tops_weight > 0) weights = weights + tops_weight * object_tops(shares, config.grid_rows, config.grid_cols).view_as(shares);
+  weights = weights.reshape({-1}).to(per_token.device());
   return (per_token * weights).sum() / weights.sum();
 }
 
@@ -425,9 +427,9 @@ std::pair<at::Tensor, double> preference_loss(const Transformer& model, const Tr
 }  // namespace
 
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption, double object_weight) {
+                       const std::vector<bool>& null_caption, double object_weight, double tops_weight) {
   const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
-  return token_loss(logits, tokens, corpus, rows, object_weight);
+  return token_loss(logits, tokens, corpus, rows, model.config(), object_weight, tops_weight);
 }
 
 at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
@@ -622,6 +624,8 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
   if (!contrasting && params.contrast_exchange + params.contrast_copy > 0)  // both are shares of its foils
     throw Error("contrast_exchange " + std::to_string(params.contrast_exchange) + " / contrast_copy " +
                 std::to_string(params.contrast_copy) + ": each needs the caption contrast (--caption-contrast > 0)");
+  if (params.tops_weight > 0 && !corpus.object_share.defined())
+    throw Error("--tops-weight needs a corpus tokenised with object shares (train tokenize writes them)");
   if (contrasting && params.contrast_object_tops && !corpus.object_share.defined())
     throw Error("--contrast-on object-tops needs a corpus tokenised with object shares (train tokenize writes them)");
 
@@ -657,7 +661,7 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     const auto& [rows, dropped] = batch;
     const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, dropped);
     const at::Tensor logits = model.head(hidden);
-    const at::Tensor loss = token_loss(logits, tokens, corpus, rows, params.object_weight);
+    const at::Tensor loss = token_loss(logits, tokens, corpus, rows, config, params.object_weight, params.tops_weight);
     const at::Tensor read_loss =
         reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
     const auto [contrast_loss, foil_margin] =

@@ -66,10 +66,11 @@ struct CorpusBatch {
 CorpusBatch corpus_batch(const TokenizedCorpus& corpus, int batch, double caption_dropout, std::uint64_t seed, int step,
                          int slots_per_row);
 
-// Mean next-token cross-entropy (nats) of the images `rows` of the corpus; with object_weight > 0, the mean weighted by
-// 1 + object_weight x each token's object share (TargetTrainParams::object_weight).
+// Mean next-token cross-entropy (nats) of the images `rows` of the corpus; with object_weight or tops_weight > 0, the
+// mean weighted by 1 + object_weight x each token's object share + tops_weight x whether it is an object top
+// (TargetTrainParams::object_weight, tops_weight).
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
-                       const std::vector<bool>& null_caption, double object_weight = 0);
+                       const std::vector<bool>& null_caption, double object_weight = 0, double tops_weight = 0);
 
 // Which vocabulary ids can be swapped for which (TargetTrainParams::foil_groups, exchange_groups), by id.
 struct FoilTable {

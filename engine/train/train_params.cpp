@@ -34,7 +34,7 @@ const char* drafter_objective_name(DrafterObjective objective) {
 std::string TargetTrainParams::to_string() const {
   std::ostringstream s;
   s << schedule.to_string() << " batch=" << batch << " caption_dropout=" << caption_dropout << " weight_decay=" << weight_decay
-    << " grad_clip=" << grad_clip << " object_weight=" << object_weight << " caption_reading=" << caption_reading << " caption_contrast=" << caption_contrast << (contrast_object_tops ? " contrast_on=object-tops" : "")
+    << " grad_clip=" << grad_clip <<  " object_weight=" << object_weight << (tops_weight > 0 ? " tops_weight=" + std::to_string(tops_weight) : std::string()) << " caption_reading=" << caption_reading << " caption_contrast=" << caption_contrast << (contrast_object_tops ? " contrast_on=object-tops" : "")
     << (contrast_exchange > 0 ? " contrast_exchange=" + std::to_string(contrast_exchange) : std::string())
     << (contrast_copy > 0 ? " contrast_copy=" + std::to_string(contrast_copy) : std::string())
     << " ema_decay=" << ema_decay << " seed=" << seed << " device=" << device;

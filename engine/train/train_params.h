@@ -36,6 +36,11 @@ struct TargetTrainParams {
   // The loss on a token weighs 1 + object_weight x its cell's object share (the corpus's object_share), so that the
   // few tokens a caption's shape, count and relation words decide are not drowned by background; 0: the plain mean.
   double object_weight = 0;
+  // The loss on each object-top token (object_tops: the cells where drawing commits to an object's colour and shape,
+  // the second object's onset among them, where relation prompts fail by copying the first) also weighs + tops_weight;
+  // unlike the caption contrast, whose margin over a foil saturates, this keeps the full likelihood gradient there.
+  // Needs a corpus with object shares; 0: off.
+  double tops_weight = 0;
   // Weight of the caption-reading loss: a linear reader on the mean hidden state of each image's first grid row that
   // holds an object (a quarter of a cell or more) predicts which vocabulary words its caption has (a bag of words,
   // binary cross-entropy summed over the vocabulary), so the positions that decide the first object's shape must
