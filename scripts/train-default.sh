@@ -188,8 +188,9 @@ stage8_run() { continue_run target-stage8 target-stage7 440000 "$TARGET8_STEPS" 
 # The `tops` pilot (issue 29, from its twenty-eighth stop): stage 8 forked at its step 450, the loss on each object-top
 # token (where drawing commits to an object's colour and shape: the second object's onset, which relation prompts
 # copy from the first) weighted 1 + 4 (--tops-weight 4); stage 8 itself is its control, the two on one core each
-# (THREADS=1) and compared at one step. Its checkpoint is committed; to make it again, stop stage 8 at the fork
-# (TARGET8_STOP_AT=450) from a checkpoint before it.
+# (THREADS=1) and compared at one step (600: not adopted, docs/model-card.md). Its checkpoint is not committed; to make
+# it again, replay stage 8 to the fork from stage 7's end (an empty runs/target-stage8: TARGET8_STOP_AT=450 ... stage8),
+# then TOPS8_STOP_AT=600 ... stage8-tops.
 TOPS8_FORK=450
 stage8_tops_run() {
   committed_runs target-stage8-tops
