@@ -87,6 +87,17 @@ TokenizedCorpus small_corpus(int n) {
   return corpus;
 }
 
+// The loss weightings' test bed: a tiny random target and two images of a 4x4 corpus, every caption kept.
+struct WeightedLossBed {
+  explicit WeightedLossBed(std::uint64_t seed)
+      : model(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), seed), at::kCPU) {}
+  double loss(double object_weight = 0, double tops_weight = 0) const {
+    return target_loss(model, corpus, {0, 1}, {false, false}, object_weight, tops_weight).item<double>();
+  }
+  Transformer model;
+  TokenizedCorpus corpus = small_corpus(2);
+};
+
 // One column of a run's log.csv, a value per logged step (empty if the column is missing).
 std::vector<double> log_column(const std::string& run, const QString& name) {
   QFile log(QString::fromStdString(run + "/log.csv"));
@@ -256,49 +267,43 @@ class TestTraining : public QObject {
   }
 
   void object_weighting_is_a_weighted_mean_of_the_token_losses() {
-    const Transformer model(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 3), at::kCPU);
+    WeightedLossBed bed(3);
     c10::InferenceMode inference;
-    TokenizedCorpus corpus = small_corpus(2);
-    const std::vector<std::int64_t> rows = {0, 1};
-    const std::vector<bool> kept(2, false);
-    const double plain = target_loss(model, corpus, rows, kept).item<double>();
-    QCOMPARE(target_loss(model, corpus, rows, kept, 4).item<double>(), plain);  // no shares: the plain mean
-    corpus.object_share = at::ones({2, 16});
-    QVERIFY(std::abs(target_loss(model, corpus, rows, kept, 4).item<double>() - plain) < 1e-5);  // uniform weights
+    const double plain = bed.loss();
+    QCOMPARE(bed.loss(4), plain);  // no shares: the plain mean
+    bed.corpus.object_share = at::ones({2, 16});
+    QVERIFY(std::abs(bed.loss(4) - plain) < 1e-5);  // uniform weights
     // One object token j: loss_w = (N·plain + w·ce_j) / (N + w), so every w must imply the same ce_j.
-    corpus.object_share = at::zeros({2, 16});
-    corpus.object_share[1][5] = 1;
+    bed.corpus.object_share = at::zeros({2, 16});
+    bed.corpus.object_share[1][5] = 1;
     const double n = 32;
-    const auto implied = [&](double w) { return ((n + w) * target_loss(model, corpus, rows, kept, w).item<double>() - n * plain) / w; };
+    const auto implied = [&](double w) { return ((n + w) * bed.loss(w) - n * plain) / w; };
     const double ce_j = implied(1);
     QVERIFY(ce_j > 0);
     QVERIFY2(std::abs(implied(3) - ce_j) < 1e-3 && std::abs(implied(10) - ce_j) < 1e-3, qPrintable(QString::number(ce_j)));
-    const at::Tensor logits = corpus_logits(model, corpus);  // the token's own cross-entropy, computed directly
-    const double direct = -at::log_softmax(logits[1][5], -1)[corpus.codes[1][5]].item<double>();
+    const at::Tensor logits = corpus_logits(bed.model, bed.corpus);  // the token's own cross-entropy, computed directly
+    const double direct = -at::log_softmax(logits[1][5], -1)[bed.corpus.codes[1][5]].item<double>();
     QVERIFY2(std::abs(direct - ce_j) < 1e-3, qPrintable(QString("%1 vs %2").arg(direct).arg(ce_j)));
   }
 
   void tops_weighting_adds_weight_on_the_two_rows_where_each_object_starts() {
-    const Transformer model(tiny_gpt(), random_weights(gpt_tensor_specs(tiny_gpt()), 5), at::kCPU);
+    WeightedLossBed bed(5);
     c10::InferenceMode inference;
-    TokenizedCorpus corpus = small_corpus(2);
-    const std::vector<std::int64_t> rows = {0, 1};
-    const std::vector<bool> kept(2, false);
-    const double plain = target_loss(model, corpus, rows, kept).item<double>();
+    const double plain = bed.loss();
     // Image 1 on the 4x4 grid: an object over cells 5 and 9 (one column, rows 1-2) and 15 (a second object's onset,
     // the last row). Its tops are 5 (nothing above), 9 (the row below a top) and 15; 13-14 and 0-4 hold nothing.
-    corpus.object_share = at::zeros({2, 16});
-    corpus.object_share[1][5] = corpus.object_share[1][9] = corpus.object_share[1][15] = 0.5;
-    const at::Tensor logits = corpus_logits(model, corpus);
-    const auto ce = [&](int cell) { return -at::log_softmax(logits[1][cell], -1)[corpus.codes[1][cell]].item<double>(); };
+    bed.corpus.object_share = at::zeros({2, 16});
+    bed.corpus.object_share[1][5] = bed.corpus.object_share[1][9] = bed.corpus.object_share[1][15] = 0.5;
+    const at::Tensor logits = corpus_logits(bed.model, bed.corpus);
+    const auto ce = [&](int cell) { return -at::log_softmax(logits[1][cell], -1)[bed.corpus.codes[1][cell]].item<double>(); };
     const double tops = ce(5) + ce(9) + ce(15), n = 32;
     for (const double w : {1.0, 4.0}) {
       const double expected = (n * plain + w * tops) / (n + 3 * w);  // the same weighted mean, computed by hand
-      const double got = target_loss(model, corpus, rows, kept, 0, w).item<double>();
+      const double got = bed.loss(0, w);
       QVERIFY2(std::abs(got - expected) < 1e-4, qPrintable(QString("w %1: %2 vs %3").arg(w).arg(got).arg(expected)));
     }
-    QVERIFY(std::abs(target_loss(model, corpus, rows, kept, 0, 4).item<double>() - plain) > 1e-4);  // it moves the loss
-    QCOMPARE(target_loss(model, corpus, rows, kept, 0, 0).item<double>(), plain);  // 0: the plain mean
+    QVERIFY(std::abs(bed.loss(0, 4) - plain) > 1e-4);  // it moves the loss
+    QCOMPARE(bed.loss(0, 0), plain);  // 0: the plain mean
   }
 
   void corpora_concatenate_when_their_vocabularies_agree() {

@@ -232,16 +232,28 @@ std::pair<at::Tensor, at::Tensor> teacher_logits(const Transformer& model, const
 
 namespace {
 
+// A batch's object shares [B, N] (undefined when the corpus has none) and, when asked for, its object tops [B, N]
+// (object_tops), computed once per step for the token loss and the caption contrast.
+struct BatchObjects {
+  at::Tensor shares, tops;
+};
+
+BatchObjects batch_objects(const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows, const GptConfig& config,
+                           bool with_tops) {
+  if (!corpus.object_share.defined()) return {};
+  const at::Tensor shares = corpus.object_share.index_select(0, at::tensor(rows, at::kLong));
+  return {shares, with_tops ? object_tops(shares, config.grid_rows, config.grid_cols) : at::Tensor()};
+}
+
 // The next-token loss of teacher-forced logits (TargetTrainParams::object_weight, tops_weight).
-at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& tokens, const TokenizedCorpus& corpus,
-                      const std::vector<std::int64_t>& rows, const GptConfig& config, double object_weight, double tops_weight) {
-  if ((object_weight <= 0 && tops_weight <= 0) || !corpus.object_share.defined())
+at::Tensor token_loss(const at::Tensor& logits, const at::Tensor& tokens, const BatchObjects& objects, double object_weight,
+                      double tops_weight) {
+  if ((object_weight <= 0 && tops_weight <= 0) || !objects.shares.defined())
     return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}));
   const at::Tensor per_token = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), tokens.reshape({-1}), {},
                                                       at::Reduction::None);
-  const at::Tensor shares = corpus.object_share.index_select(0, at::tensor(rows, at::kLong));
-  at::Tensor weights = 1 + object_weight * shares;
-  if (tops_weight > 0) weights = weights + tops_weight * object_tops(shares, config.grid_rows, config.grid_cols).view_as(shares);
+  at::Tensor weights = 1 + object_weight * objects.shares;
+  if (tops_weight > 0) weights = weights + tops_weight * objects.tops;
   weights = weights.reshape({-1}).to(per_token.device());
   return (per_token * weights).sum() / weights.sum();
 }
@@ -429,7 +441,7 @@ std::pair<at::Tensor, double> preference_loss(const Transformer& model, const Tr
 at::Tensor target_loss(const Transformer& model, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
                        const std::vector<bool>& null_caption, double object_weight, double tops_weight) {
   const auto [logits, tokens] = teacher_logits(model, corpus, rows, null_caption);
-  return token_loss(logits, tokens, corpus, rows, model.config(), object_weight, tops_weight);
+  return token_loss(logits, tokens, batch_objects(corpus, rows, model.config(), tops_weight > 0), object_weight, tops_weight);
 }
 
 at::Tensor teacher_features(const Transformer& target, const TokenizedCorpus& corpus, const std::vector<std::int64_t>& rows,
@@ -661,15 +673,14 @@ TensorMap train_target(const GptConfig& config, const TargetTrainParams& params,
     const auto& [rows, dropped] = batch;
     const auto [hidden, tokens] = teacher_hidden(model, corpus, rows, dropped);
     const at::Tensor logits = model.head(hidden);
-    const at::Tensor loss = token_loss(logits, tokens, corpus, rows, config, params.object_weight, params.tops_weight);
+    const BatchObjects objects =
+        batch_objects(corpus, rows, config, params.tops_weight > 0 || (contrasting && params.contrast_object_tops));
+    const at::Tensor loss = token_loss(logits, tokens, objects, params.object_weight, params.tops_weight);
     const at::Tensor read_loss =
         reading ? caption_reading_loss(model.final_norm(hidden), config, corpus, rows, dropped, reader) : at::Tensor();
     const auto [contrast_loss, foil_margin] =
         contrasting ? caption_contrast_loss(model, logits, tokens, draw_foils(foil_table, exchange_table, params.contrast_exchange, params.contrast_copy, corpus, batch, params.seed, step),
-                                            params.contrast_object_tops
-                                                ? object_tops(corpus.object_share.index_select(0, at::tensor(rows, at::kLong)),
-                                                              config.grid_rows, config.grid_cols)
-                                                : at::Tensor())
+                                            params.contrast_object_tops ? objects.tops : at::Tensor())
                     : std::pair<at::Tensor, double>{};
     const auto [preferred_loss, preference_margin] =
         preferring ? preference_loss(model, *reference, judged, pairs, params, step) : std::pair<at::Tensor, double>{};
